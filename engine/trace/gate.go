@@ -1,0 +1,281 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Faults is the set of active faults. It is safe for concurrent use.
+type Faults struct {
+	mu      sync.Mutex
+	next    int
+	active  []stages.Fault
+	changed chan struct{} // closed and replaced on every change
+}
+
+// NewFaults returns an empty fault set.
+func NewFaults() *Faults { return &Faults{changed: make(chan struct{})} }
+
+// Add activates f and returns it with its ID set.
+func (fs *Faults) Add(f stages.Fault) stages.Fault {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.next++
+	f.ID = fs.next
+	fs.active = append(fs.active, f)
+	fs.notifyLocked()
+	return f
+}
+
+// Remove deactivates the fault with the given ID; it reports whether one was removed.
+func (fs *Faults) Remove(id int) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for i, f := range fs.active {
+		if f.ID == id {
+			fs.active = append(fs.active[:i], fs.active[i+1:]...)
+			fs.notifyLocked()
+			return true
+		}
+	}
+	return false
+}
+
+// List returns the active faults in the order they were added.
+func (fs *Faults) List() []stages.Fault {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return append([]stages.Fault(nil), fs.active...)
+}
+
+// Changed returns a channel closed at the next change to the set.
+func (fs *Faults) Changed() <-chan struct{} {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.changed
+}
+
+func (fs *Faults) notifyLocked() {
+	close(fs.changed)
+	fs.changed = make(chan struct{})
+}
+
+// take returns the first fault that applies to the stage for ref, consuming
+// one attempt of a flake fault.
+func (fs *Faults) take(stage stages.ID, ref Ref) (stages.Fault, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for i, f := range fs.active {
+		if f.Stage != stage || !f.Scope.Matches(ref.Key(), ref.Node) {
+			continue
+		}
+		if f.Kind == stages.Flake {
+			fs.active[i].Count--
+			if fs.active[i].Count <= 0 {
+				fs.active = append(fs.active[:i], fs.active[i+1:]...)
+				fs.notifyLocked()
+			}
+		}
+		return f, true
+	}
+	return stages.Fault{}, false
+}
+
+func (fs *Faults) has(id int) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, f := range fs.active {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Gate runs before a stage's work. It holds the stage at a breakpoint until
+// the user steps or continues, applies delay and hang faults itself, and
+// returns the fail or flake fault the caller must turn into the stage's
+// realistic error (nil when the stage should proceed). The error is ctx's
+// when the wait was cancelled.
+func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component string) (*stages.Fault, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if err := t.Breaks.wait(ctx, t, ref, stage, component); err != nil {
+		return nil, err
+	}
+	for {
+		f, ok := t.Faults.take(stage, ref)
+		if !ok {
+			return nil, nil
+		}
+		switch f.Kind {
+		case stages.Delay:
+			select {
+			case <-t.clock.After(f.Delay):
+				return nil, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		case stages.Hang:
+			span := t.Begin(ref, stage, component)
+			span.Wait("Hang", fmt.Sprintf("stage %s hangs (fault %d: %s)", stage, f.ID, f))
+			for t.Faults.has(f.ID) {
+				select {
+				case <-t.Faults.Changed():
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			continue // the hang was released: look again
+		default:
+			return &f, nil
+		}
+	}
+}
+
+// Breakpoint stops pods before a stage.
+type Breakpoint struct {
+	Stage stages.ID    `json:"stage"`
+	Scope stages.Scope `json:"scope"`
+}
+
+// Held is a pod waiting at a breakpoint.
+type Held struct {
+	Pod   string // namespace/name
+	Stage stages.ID
+	step  chan bool // true: step (hold before the next stage), false: continue
+}
+
+// Breakpoints holds pods before chosen stages. It is safe for concurrent use.
+type Breakpoints struct {
+	mu       sync.Mutex
+	points   []Breakpoint
+	held     map[string]*Held
+	stepping map[string]bool
+	changed  chan struct{}
+}
+
+// NewBreakpoints returns an empty set.
+func NewBreakpoints() *Breakpoints {
+	return &Breakpoints{held: map[string]*Held{}, stepping: map[string]bool{}, changed: make(chan struct{})}
+}
+
+// Set adds a breakpoint.
+func (b *Breakpoints) Set(bp Breakpoint) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.points = append(b.points, bp)
+	b.notifyLocked()
+}
+
+// Clear removes every breakpoint at stage (all stages when stage is empty).
+func (b *Breakpoints) Clear(stage stages.ID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kept := b.points[:0]
+	for _, p := range b.points {
+		if stage != "" && p.Stage != stage {
+			kept = append(kept, p)
+		}
+	}
+	b.points = kept
+	b.notifyLocked()
+}
+
+// List returns the breakpoints.
+func (b *Breakpoints) List() []Breakpoint {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Breakpoint(nil), b.points...)
+}
+
+// Held returns the pods waiting at a breakpoint, sorted by pod.
+func (b *Breakpoints) Held() []Held {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Held, 0, len(b.held))
+	for _, h := range b.held {
+		out = append(out, Held{Pod: h.Pod, Stage: h.Stage})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
+	return out
+}
+
+// Changed returns a channel closed at the next change (a pod held or released).
+func (b *Breakpoints) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
+// Step lets the held pod run its stage and holds it again before the next one.
+func (b *Breakpoints) Step(pod string) bool { return b.release(pod, true) }
+
+// Continue lets the held pod run on until the next breakpoint.
+func (b *Breakpoints) Continue(pod string) bool { return b.release(pod, false) }
+
+// ContinueAll releases every held pod.
+func (b *Breakpoints) ContinueAll() {
+	for _, h := range b.Held() {
+		b.Continue(h.Pod)
+	}
+}
+
+func (b *Breakpoints) release(pod string, step bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok := b.held[pod]
+	if !ok {
+		return false
+	}
+	delete(b.held, pod)
+	b.stepping[pod] = step
+	h.step <- step
+	b.notifyLocked()
+	return true
+}
+
+func (b *Breakpoints) notifyLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+func (b *Breakpoints) wait(ctx context.Context, t *Tracer, ref Ref, stage stages.ID, component string) error {
+	key := ref.Key()
+	b.mu.Lock()
+	hit := b.stepping[key]
+	for _, p := range b.points {
+		if p.Stage == stage && p.Scope.Matches(key, ref.Node) {
+			hit = true
+		}
+	}
+	if !hit {
+		b.mu.Unlock()
+		return nil
+	}
+	delete(b.stepping, key)
+	h := &Held{Pod: key, Stage: stage, step: make(chan bool, 1)}
+	b.held[key] = h
+	b.notifyLocked()
+	b.mu.Unlock()
+
+	span := t.Begin(ref, stage, component)
+	span.Wait("Breakpoint", fmt.Sprintf("held before %s: press n to step, c to continue", stage))
+	select {
+	case <-h.step:
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		if b.held[key] == h {
+			delete(b.held, key)
+			b.notifyLocked()
+		}
+		b.mu.Unlock()
+		return ctx.Err()
+	}
+}
