@@ -1,0 +1,137 @@
+// Package sim is a simulated CNI plugin: a host-local style IPAM that hands
+// out addresses from one node's pod CIDR, and a latency for ADD and DEL. It
+// touches no real interface.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/podtrace/podtrace/engine/kubelet/network"
+)
+
+// Plugin is a simulated bridge + host-local CNI plugin for one node.
+type Plugin struct {
+	clock   clock.Clock
+	latency time.Duration
+	prefix  netip.Prefix
+	gateway netip.Addr
+	first   netip.Addr // first address of the range
+	last    netip.Addr // last usable address of the range
+
+	mu     sync.Mutex
+	inUse  map[netip.Addr]string // address → sandbox ID
+	bySand map[string]netip.Addr
+	lastIP netip.Addr // last address handed out; allocation continues after it
+}
+
+// New returns a plugin allocating from cidr (e.g. "10.244.1.0/24"); each ADD
+// and DEL waits latency on clk (zero for none).
+func New(cidr string, clk clock.Clock, latency time.Duration) (*Plugin, error) {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("pod CIDR %q: %w", cidr, err)
+	}
+	p = p.Masked()
+	if !p.Addr().Is4() || p.Bits() > 30 {
+		return nil, fmt.Errorf("pod CIDR %q: want an IPv4 prefix of /30 or larger", cidr)
+	}
+	first := p.Addr().Next()
+	last := broadcast(p).Prev()
+	return &Plugin{clock: clk, latency: latency, prefix: p, gateway: first, first: first, last: last,
+		inUse: map[netip.Addr]string{}, bySand: map[string]netip.Addr{}, lastIP: first}, nil
+}
+
+func broadcast(p netip.Prefix) netip.Addr {
+	a := p.Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3]) | host
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// RangeSet returns the range as host-local prints it, e.g. "10.244.1.1-10.244.1.254".
+func (pl *Plugin) RangeSet() string { return pl.first.String() + "-" + pl.last.String() }
+
+// Gateway returns the bridge address, the first of the range.
+func (pl *Plugin) Gateway() string { return pl.gateway.String() }
+
+// InUse returns how many addresses are allocated.
+func (pl *Plugin) InUse() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.inUse)
+}
+
+func (pl *Plugin) wait(ctx context.Context) error {
+	if pl.latency <= 0 || pl.clock == nil {
+		return nil
+	}
+	select {
+	case <-pl.clock.After(pl.latency):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SetUp allocates the next free address after the last one handed out (as
+// host-local does). When the range is full it fails with host-local's error.
+func (pl *Plugin) SetUp(ctx context.Context, pod network.Pod) (network.Result, error) {
+	if err := pl.wait(ctx); err != nil {
+		return network.Result{}, err
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if ip, ok := pl.bySand[pod.SandboxID]; ok {
+		return pl.result(pod, ip), nil
+	}
+	ip := pl.lastIP
+	for {
+		ip = ip.Next()
+		if !pl.prefix.Contains(ip) || ip.Compare(pl.last) > 0 {
+			ip = pl.first
+		}
+		if ip != pl.gateway {
+			if _, used := pl.inUse[ip]; !used {
+				break
+			}
+		}
+		if ip == pl.lastIP {
+			return network.Result{}, fmt.Errorf("plugin type=%q name=%q failed (add): failed to allocate for range 0: no IP addresses available in range set: %s",
+				"bridge", "podtrace", pl.RangeSet())
+		}
+	}
+	pl.inUse[ip] = pod.SandboxID
+	pl.bySand[pod.SandboxID] = ip
+	pl.lastIP = ip
+	return pl.result(pod, ip), nil
+}
+
+func (pl *Plugin) result(pod network.Pod, ip netip.Addr) network.Result {
+	id := pod.SandboxID
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return network.Result{Interface: "eth0", IP: ip.String(), Gateway: pl.gateway.String(), HostVeth: "veth" + id}
+}
+
+// TearDown releases the sandbox's address.
+func (pl *Plugin) TearDown(ctx context.Context, pod network.Pod) error {
+	if err := pl.wait(ctx); err != nil {
+		return err
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if ip, ok := pl.bySand[pod.SandboxID]; ok {
+		delete(pl.inUse, ip)
+		delete(pl.bySand, pod.SandboxID)
+	}
+	return nil
+}
+
+var _ network.Plugin = (*Plugin)(nil)
