@@ -1,0 +1,207 @@
+// Package etcd runs podtrace's etcd: embedded in the process by default
+// (go.etcd.io/etcd/server/v3/embed), or external endpoints given by the user.
+// Either way the rest of the engine sees a *clientv3.Client.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Config says where etcd lives.
+type Config struct {
+	// DataDir holds the embedded member's data. Empty means a fresh
+	// temporary directory removed on Close.
+	DataDir string
+	// Endpoints, when set, are an external etcd's client URLs; nothing is embedded.
+	Endpoints []string
+	// LogFile receives etcd's logs (never the terminal). Empty means
+	// DataDir/etcd.log (or the temporary dir's).
+	LogFile string
+	// ReadyTimeout bounds the wait for the embedded member to serve (default 30 s).
+	ReadyTimeout time.Duration
+	// UnsafeNoFsync turns off fsync, for benchmarks and tests that want speed
+	// over durability (etcd's --unsafe-no-fsync).
+	UnsafeNoFsync bool
+}
+
+// Server is a running etcd and a client connected to it.
+type Server struct {
+	// Client talks to the member.
+	Client *clientv3.Client
+	// Endpoints are the client URLs.
+	Endpoints []string
+	// LogFile is where the embedded member logs; empty for external etcd.
+	LogFile string
+
+	embedded *embed.Etcd
+	tmpDir   string
+}
+
+// Start starts an embedded member (or connects to Endpoints) and returns once
+// it answers, or with an error after the ready timeout.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if len(cfg.Endpoints) > 0 {
+		return connect(ctx, cfg.Endpoints, nil, "")
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 30 * time.Second
+	}
+	s := &Server{}
+	dir := cfg.DataDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "podtrace-etcd-")
+		if err != nil {
+			return nil, fmt.Errorf("start etcd: %w", err)
+		}
+		dir, s.tmpDir = tmp, tmp
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start etcd: %w", err)
+	}
+	if cfg.LogFile == "" {
+		cfg.LogFile = filepath.Join(dir, "etcd.log")
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("start etcd: %w", err)
+	}
+	e, err := embed.StartEtcd(embedConfig(filepath.Join(dir, "member-data"), cfg, ports))
+	if err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("start etcd (log: %s): %w", cfg.LogFile, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		s.cleanup()
+		return nil, fmt.Errorf("start etcd (log: %s): %w", cfg.LogFile, err)
+	case <-time.After(cfg.ReadyTimeout):
+		e.Close()
+		s.cleanup()
+		return nil, fmt.Errorf("start etcd: not ready after %s (log: %s)", cfg.ReadyTimeout, cfg.LogFile)
+	case <-ctx.Done():
+		e.Close()
+		s.cleanup()
+		return nil, fmt.Errorf("start etcd: %w", ctx.Err())
+	}
+	go drain(e)
+	endpoint := "http://" + e.Clients[0].Addr().String()
+	srv, err := connect(ctx, []string{endpoint}, e, cfg.LogFile)
+	if err != nil {
+		e.Close()
+		s.cleanup()
+		return nil, err
+	}
+	srv.tmpDir = s.tmpDir
+	return srv, nil
+}
+
+func embedConfig(dir string, cfg Config, ports []int) *embed.Config {
+	ec := embed.NewConfig()
+	ec.Name = "podtrace"
+	ec.Dir = dir
+	ec.Logger = "zap"
+	ec.LogOutputs = []string{cfg.LogFile}
+	ec.LogLevel = "warn"
+	client := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
+	peer := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
+	ec.ListenClientUrls = []url.URL{client}
+	ec.AdvertiseClientUrls = []url.URL{client}
+	ec.ListenPeerUrls = []url.URL{peer}
+	ec.AdvertisePeerUrls = []url.URL{peer}
+	ec.InitialCluster = ec.Name + "=" + peer.String()
+	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	// The kube-apiserver's etcd defaults: 8 GiB quota would need a big disk;
+	// keep etcd's own default and compact through the API server instead.
+	ec.AutoCompactionMode = "periodic"
+	ec.AutoCompactionRetention = "5m"
+	return ec
+}
+
+// drain consumes the member's error channel so a late error never blocks it.
+func drain(e *embed.Etcd) {
+	for range e.Err() {
+	}
+}
+
+func connect(ctx context.Context, endpoints []string, e *embed.Etcd, logFile string) (*Server, error) {
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+		Context:     context.Background(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to etcd %v: %w", endpoints, err)
+	}
+	s := &Server{Client: c, Endpoints: endpoints, embedded: e, LogFile: logFile}
+	if err := s.Healthy(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Healthy checks that etcd answers a read within five seconds.
+func (s *Server) Healthy(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := s.Client.Get(ctx, "health"); err != nil {
+		return fmt.Errorf("etcd %v not healthy: %w", s.Endpoints, err)
+	}
+	return nil
+}
+
+// Embedded reports whether the member runs in this process.
+func (s *Server) Embedded() bool { return s.embedded != nil }
+
+// Close closes the client and stops the embedded member, removing its data
+// when it was temporary.
+func (s *Server) Close() error {
+	err := s.Client.Close()
+	if s.embedded != nil {
+		s.embedded.Close()
+	}
+	s.cleanup()
+	return err
+}
+
+func (s *Server) cleanup() {
+	if s.tmpDir != "" {
+		os.RemoveAll(s.tmpDir)
+	}
+}
+
+// freePorts asks the kernel for n free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, errors.Join(errors.New("find a free port"), err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,107 @@
+package etcd
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEmbeddedKeepsDataAcrossRestarts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Start(ctx, Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client.Put(ctx, "/registry/test/a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if b, _ := os.ReadFile(filepath.Join(dir, "etcd.log")); len(b) == 0 {
+		t.Log("etcd.log is empty (warn level); that is fine")
+	}
+	s, err = Start(ctx, Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := s.Client.Get(ctx, "/registry/test/a")
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "1" {
+		t.Fatalf("after restart: %v %v", resp, err)
+	}
+}
+
+func TestTemporaryDirIsRemoved(t *testing.T) {
+	s, err := Start(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.tmpDir
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("temporary data dir %s survived Close", dir)
+	}
+}
+
+// TestExternalEtcd runs Debian's etcd-server binary and points podtrace at it.
+func TestExternalEtcd(t *testing.T) {
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("etcd binary not installed (apt-get install etcd-server)")
+		}
+		t.Skip("etcd binary not installed (apt-get install etcd-server)")
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := "http://127.0.0.1:" + itoa(ports[0])
+	peer := "http://127.0.0.1:" + itoa(ports[1])
+	dir := t.TempDir()
+	logf, _ := os.Create(filepath.Join(dir, "external.log"))
+	cmd := exec.Command(bin, "--name", "ext", "--data-dir", filepath.Join(dir, "data"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "ext="+peer)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var s *Server
+	for {
+		s, err = Start(ctx, Config{Endpoints: []string{client}})
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Embedded() {
+		t.Fatal("external endpoints must not start an embedded member")
+	}
+	if _, err := s.Client.Put(ctx, "/registry/x", "y"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(context.Background(), Config{Endpoints: []string{"http://127.0.0.1:1"}}); err == nil ||
+		!strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("unreachable etcd should fail naming the endpoint, got %v", err)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
