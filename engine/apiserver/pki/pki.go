@@ -1,0 +1,363 @@
+// Package pki creates and reuses the certificates of the embedded API server:
+// a cluster CA, a loopback serving certificate and client certificates for
+// the admin and the limited viewer user. Everything lives as PEM files in one
+// directory, so a cluster started with the same data directory keeps its
+// identity (and its kubeconfig stays valid) across restarts.
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// File names inside the directory given to Ensure.
+const (
+	CACertFile      = "ca.crt"
+	CAKeyFile       = "ca.key"
+	ServingCertFile = "apiserver.crt"
+	ServingKeyFile  = "apiserver.key"
+	AdminCertFile   = "admin.crt"
+	AdminKeyFile    = "admin.key"
+	ViewerCertFile  = "viewer.crt"
+	ViewerKeyFile   = "viewer.key"
+)
+
+// Identities carried by the generated client certificates.
+const (
+	// AdminUser is the common name of the admin client certificate.
+	AdminUser = "kubernetes-admin"
+	// MastersGroup is the organization of the admin certificate; the API
+	// server lets this group do anything.
+	MastersGroup = "system:masters"
+	// ViewerUser is the common name of the limited client certificate.
+	ViewerUser = "viewer"
+)
+
+// Validity periods, as kubeadm uses them: ten years for the CA, one year for
+// leaf certificates. A leaf closer than renewBefore to its end is reissued.
+const (
+	caValidity   = 10 * 365 * 24 * time.Hour
+	leafValidity = 365 * 24 * time.Hour
+	renewBefore  = 30 * 24 * time.Hour
+)
+
+// ServingDNSNames are the DNS names in the serving certificate.
+var ServingDNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
+
+// ServingIPs are the IP addresses in the serving certificate.
+var ServingIPs = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+
+// Bundle is the cluster's PKI as loaded or created by Ensure.
+type Bundle struct {
+	// Dir is the directory holding every file.
+	Dir string
+	// CAPEM is the CA certificate in PEM form (for kubeconfigs and clients).
+	CAPEM []byte
+	// AdminCertPEM and AdminKeyPEM are the kubernetes-admin credentials.
+	AdminCertPEM, AdminKeyPEM []byte
+	// ViewerCertPEM and ViewerKeyPEM are the viewer credentials.
+	ViewerCertPEM, ViewerKeyPEM []byte
+
+	caCert  *x509.Certificate
+	caKey   crypto.Signer
+	serving tls.Certificate
+	now     func() time.Time
+}
+
+// Ensure loads the PKI from dir, creating dir and whatever is missing or
+// about to expire. The CA is created once and never replaced while its files
+// exist, so certificates issued earlier stay valid.
+func Ensure(dir string) (*Bundle, error) {
+	return ensure(dir, time.Now)
+}
+
+func ensure(dir string, now func() time.Time) (*Bundle, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create pki dir: %w", err)
+	}
+	b := &Bundle{Dir: dir, now: now}
+	if err := b.ensureCA(); err != nil {
+		return nil, fmt.Errorf("ensure ca: %w", err)
+	}
+	servingCert, servingKey, err := b.ensureLeaf(ServingCertFile, ServingKeyFile, func() ([]byte, []byte, error) {
+		return b.issue(pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth, ServingDNSNames, ServingIPs)
+	}, true)
+	if err != nil {
+		return nil, fmt.Errorf("ensure serving cert: %w", err)
+	}
+	b.serving, err = tls.X509KeyPair(servingCert, servingKey)
+	if err != nil {
+		return nil, fmt.Errorf("load serving cert: %w", err)
+	}
+	b.AdminCertPEM, b.AdminKeyPEM, err = b.ensureLeaf(AdminCertFile, AdminKeyFile, func() ([]byte, []byte, error) {
+		return b.IssueClient(AdminUser, []string{MastersGroup})
+	}, false)
+	if err != nil {
+		return nil, fmt.Errorf("ensure admin cert: %w", err)
+	}
+	b.ViewerCertPEM, b.ViewerKeyPEM, err = b.ensureLeaf(ViewerCertFile, ViewerKeyFile, func() ([]byte, []byte, error) {
+		return b.IssueClient(ViewerUser, nil)
+	}, false)
+	if err != nil {
+		return nil, fmt.Errorf("ensure viewer cert: %w", err)
+	}
+	return b, nil
+}
+
+// Path returns the absolute path of one of the bundle's files.
+func (b *Bundle) Path(name string) string { return filepath.Join(b.Dir, name) }
+
+// CACert returns the parsed CA certificate.
+func (b *Bundle) CACert() *x509.Certificate { return b.caCert }
+
+// ServingCert returns the API server's serving certificate and key.
+func (b *Bundle) ServingCert() tls.Certificate { return b.serving }
+
+// ClientCertPool returns a pool holding only the cluster CA, for verifying
+// client certificates and for clients verifying the server.
+func (b *Bundle) ClientCertPool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(b.caCert)
+	return pool
+}
+
+// ServerTLSConfig returns the TLS configuration of the API server's listener.
+// Like kube-apiserver it requests, but does not require or verify, a client
+// certificate: verification is the x509 authenticator's job, so a bad
+// certificate becomes a 401 rather than a failed handshake.
+func (b *Bundle) ServerTLSConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{b.serving},
+		ClientAuth:   tls.RequestClientCert,
+		NextProtos:   []string{"h2", "http/1.1"},
+	}
+}
+
+// IssueClient signs a new client certificate for user cn with groups orgs,
+// returning the certificate and its private key in PEM form.
+func (b *Bundle) IssueClient(cn string, orgs []string) (certPEM, keyPEM []byte, err error) {
+	if cn == "" {
+		return nil, nil, errors.New("issue client cert: empty common name")
+	}
+	return b.issue(pkix.Name{CommonName: cn, Organization: orgs}, x509.ExtKeyUsageClientAuth, nil, nil)
+}
+
+func (b *Bundle) ensureCA() error {
+	certPath, keyPath := b.Path(CACertFile), b.Path(CAKeyFile)
+	certPEM, certErr := os.ReadFile(certPath)
+	keyPEM, keyErr := os.ReadFile(keyPath)
+	switch {
+	case certErr == nil && keyErr == nil:
+		cert, key, err := parsePair(certPEM, keyPEM)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", certPath, err)
+		}
+		if !cert.IsCA {
+			return fmt.Errorf("load %s: not a CA certificate", certPath)
+		}
+		b.caCert, b.caKey, b.CAPEM = cert, key, certPEM
+		return nil
+	case errors.Is(certErr, os.ErrNotExist) && errors.Is(keyErr, os.ErrNotExist):
+	case certErr != nil && !errors.Is(certErr, os.ErrNotExist):
+		return fmt.Errorf("read ca cert: %w", certErr)
+	case keyErr != nil && !errors.Is(keyErr, os.ErrNotExist):
+		return fmt.Errorf("read ca key: %w", keyErr)
+	default:
+		return fmt.Errorf("only one of %s and %s exists; remove it to create a new CA", certPath, keyPath)
+	}
+
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("generate ca key: %w", err)
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return err
+	}
+	now := b.now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "podtrace-ca"},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(caValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return fmt.Errorf("sign ca cert: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return fmt.Errorf("parse ca cert: %w", err)
+	}
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM, err = encodeKey(key)
+	if err != nil {
+		return err
+	}
+	if err := writePair(certPath, certPEM, keyPath, keyPEM); err != nil {
+		return err
+	}
+	b.caCert, b.caKey, b.CAPEM = cert, key, certPEM
+	return nil
+}
+
+// ensureLeaf returns the pair stored under certName/keyName if it is signed by
+// the current CA and not about to expire (and, for serving certificates,
+// still covers every serving name); otherwise it issues and stores a new one.
+func (b *Bundle) ensureLeaf(certName, keyName string, issue func() ([]byte, []byte, error), serving bool) ([]byte, []byte, error) {
+	certPath, keyPath := b.Path(certName), b.Path(keyName)
+	certPEM, certErr := os.ReadFile(certPath)
+	keyPEM, keyErr := os.ReadFile(keyPath)
+	if certErr == nil && keyErr == nil {
+		if cert, _, err := parsePair(certPEM, keyPEM); err == nil && b.reusable(cert, serving) {
+			return certPEM, keyPEM, nil
+		}
+	}
+	certPEM, keyPEM, err := issue()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writePair(certPath, certPEM, keyPath, keyPEM); err != nil {
+		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
+func (b *Bundle) reusable(cert *x509.Certificate, serving bool) bool {
+	if cert.CheckSignatureFrom(b.caCert) != nil {
+		return false
+	}
+	if b.now().Add(renewBefore).After(cert.NotAfter) {
+		return false
+	}
+	if serving {
+		for _, name := range ServingDNSNames {
+			if cert.VerifyHostname(name) != nil {
+				return false
+			}
+		}
+		for _, ip := range ServingIPs {
+			if cert.VerifyHostname(ip.String()) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (b *Bundle) issue(subject pkix.Name, usage x509.ExtKeyUsage, dnsNames []string, ips []net.IP) ([]byte, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key: %w", err)
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, nil, err
+	}
+	now := b.now()
+	notAfter := now.Add(leafValidity)
+	if notAfter.After(b.caCert.NotAfter) {
+		notAfter = b.caCert.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      subject,
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.caCert, key.Public(), b.caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sign cert for %q: %w", subject.CommonName, err)
+	}
+	keyPEM, err := encodeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+}
+
+func newSerial() (*big.Int, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+	if err != nil {
+		return nil, fmt.Errorf("generate serial: %w", err)
+	}
+	return serial.Add(serial, big.NewInt(1)), nil
+}
+
+func encodeKey(key *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("marshal key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+}
+
+// parsePair parses a certificate and its key and checks they belong together.
+func parsePair(certPEM, keyPEM []byte) (*x509.Certificate, crypto.Signer, error) {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse key pair: %w", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse certificate: %w", err)
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, nil, errors.New("private key cannot sign")
+	}
+	return cert, signer, nil
+}
+
+// writePair writes the key (mode 0600) and then the certificate, each through
+// a temporary file and a rename so a crash never leaves half a file.
+func writePair(certPath string, certPEM []byte, keyPath string, keyPEM []byte) error {
+	if err := writeAtomic(keyPath, keyPEM, 0o600); err != nil {
+		return err
+	}
+	return writeAtomic(certPath, certPEM, 0o644)
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("chmod %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
