@@ -1,0 +1,399 @@
+// Package lanes folds stage events into swimlanes: one Lane per object (pod,
+// ReplicaSet, Deployment), one Cell per stage, ordered as a tree of owners
+// (Deployment → ReplicaSet → pods). It does no drawing; the UI reads it.
+package lanes
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// State is where a cell stands.
+type State int
+
+// The states a cell can be in.
+const (
+	NotReached State = iota
+	InProgress
+	Done
+	Failed
+	Retrying
+	Waiting
+)
+
+// historyCap bounds how many events a cell keeps for the detail pane.
+const historyCap = 16
+
+// Cell is one stage of one lane.
+type Cell struct {
+	State    State
+	Start    time.Time     // when the current attempt started
+	End      time.Time     // when it ended (terminal states)
+	Duration time.Duration // from the terminal event
+	Attempt  int
+	Reason   string
+	Message  string
+	NextTry  time.Time // for Retrying
+	// Last is the latest event; History the latest few, oldest first.
+	Last    stages.Event
+	History []stages.Event
+}
+
+// Lane is one object's row.
+type Lane struct {
+	Kind, Namespace, Name string
+	Node                  string
+	Cells                 [len(stagesAll)]Cell
+	// Status is what kubectl's STATUS column would say (Pending,
+	// ContainerCreating, Running, ImagePullBackOff, Terminating, ...).
+	Status string
+	// Phase is the pod phase used for the header counts.
+	Phase string
+	// First and LastTime bound the lane's events.
+	First, LastTime time.Time
+	// Version increases on every change; views cache on it.
+	Version uint64
+	// Owner is the key of the owning lane ("" when none); Depth its depth in the tree.
+	Owner string
+	Depth int
+	// Deleted is set once the delete stage succeeded.
+	Deleted bool
+}
+
+var stagesAll = [18]stages.ID{}
+
+func init() {
+	if copy(stagesAll[:], stages.All) != len(stages.All) {
+		panic("lanes: stagesAll is shorter than stages.All")
+	}
+}
+
+// Key returns "Kind/namespace/name", unique across kinds.
+func (l *Lane) Key() string { return LaneKey(l.Kind, l.Namespace, l.Name) }
+
+// LaneKey builds a lane key.
+func LaneKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+// Cell returns the lane's cell for stage id.
+func (l *Lane) Cell(id stages.ID) *Cell {
+	i := id.Index()
+	if i < 0 {
+		return nil
+	}
+	return &l.Cells[i]
+}
+
+// TimeDependent reports whether the lane's drawing changes with the clock
+// (a spinner or countdown is showing).
+func (l *Lane) TimeDependent() bool {
+	for i := range l.Cells {
+		if s := l.Cells[i].State; s == InProgress || s == Retrying || s == Waiting {
+			return true
+		}
+	}
+	return false
+}
+
+// Store holds every lane. It is not safe for concurrent use: the UI folds
+// events into it from its own update loop.
+type Store struct {
+	lanes   map[string]*Lane
+	rows    []*Lane
+	filter  string
+	dirty   bool
+	Version uint64 // increases on every fold
+	phases  map[string]int
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{lanes: map[string]*Lane{}, phases: map[string]int{}}
+}
+
+// Len returns how many lanes the store tracks.
+func (s *Store) Len() int { return len(s.lanes) }
+
+// Get returns the lane with key, or nil.
+func (s *Store) Get(key string) *Lane { return s.lanes[key] }
+
+// PhaseCounts returns how many pods are in each phase.
+func (s *Store) PhaseCounts() map[string]int { return s.phases }
+
+// Fold applies one event.
+func (s *Store) Fold(e stages.Event) {
+	kind := e.Kind
+	if kind == "" {
+		kind = stages.KindPod
+	}
+	i := e.Stage.Index()
+	if i < 0 {
+		return
+	}
+	key := LaneKey(kind, e.Namespace, e.Pod)
+	l := s.lanes[key]
+	if l == nil {
+		l = &Lane{Kind: kind, Namespace: e.Namespace, Name: e.Pod, First: e.Time, Status: "Pending", Phase: "Pending"}
+		s.lanes[key] = l
+		s.dirty = true
+		if kind == stages.KindPod {
+			s.phases[l.Phase]++
+		}
+	}
+	if e.Node != "" {
+		l.Node = e.Node
+	}
+	if e.Time.After(l.LastTime) {
+		l.LastTime = e.Time
+	}
+	c := &l.Cells[i]
+	c.Last = e
+	if len(c.History) == historyCap {
+		copy(c.History, c.History[1:])
+		c.History = c.History[:historyCap-1]
+	}
+	c.History = append(c.History, e)
+	if e.Attempt > 0 {
+		c.Attempt = e.Attempt
+	}
+	c.Reason, c.Message = e.Reason, e.Message
+	switch e.Status {
+	case stages.Started:
+		c.State, c.Start, c.End, c.Duration, c.NextTry = InProgress, e.Time, time.Time{}, 0, time.Time{}
+	case stages.Succeeded:
+		c.State, c.End = Done, e.Time
+		c.Duration = time.Duration(e.DurationMs * float64(time.Millisecond))
+		if c.Start.IsZero() {
+			c.Start = e.Time.Add(-c.Duration)
+		}
+	case stages.Failed:
+		c.State, c.End = Failed, e.Time
+		c.Duration = time.Duration(e.DurationMs * float64(time.Millisecond))
+	case stages.Retrying:
+		c.State, c.End = Retrying, e.Time
+		c.Duration = time.Duration(e.DurationMs * float64(time.Millisecond))
+		c.NextTry = time.Time{}
+		if e.NextTry != nil {
+			c.NextTry = *e.NextTry
+		}
+	case stages.Waiting:
+		c.State = Waiting
+		if c.Start.IsZero() {
+			c.Start = e.Time
+		}
+	}
+	if e.Stage == stages.Delete && e.Status == stages.Succeeded {
+		l.Deleted = true
+	}
+	old := l.Phase
+	l.Status, l.Phase = status(l)
+	if kind == stages.KindPod && old != l.Phase {
+		s.phases[old]--
+		if s.phases[old] == 0 {
+			delete(s.phases, old)
+		}
+		s.phases[l.Phase]++
+	}
+	l.Version++
+	s.Version++
+}
+
+// status derives kubectl's STATUS column and the pod phase from the cells.
+func status(l *Lane) (string, string) {
+	c := func(id stages.ID) *Cell { return &l.Cells[id.Index()] }
+	switch {
+	case l.Deleted:
+		return "Deleted", "Deleted"
+	case c(stages.Terminate).State != NotReached || c(stages.Cleanup).State != NotReached || c(stages.Delete).State != NotReached:
+		return "Terminating", "Terminating"
+	}
+	if l.Kind != stages.KindPod {
+		for _, id := range []stages.ID{stages.Reconcile, stages.Persist, stages.Admission, stages.Authz, stages.Authn} {
+			if cc := c(id); cc.State == Failed || cc.State == Retrying {
+				return reasonOr(cc.Reason, "Failed"), "Failed"
+			}
+		}
+		if c(stages.Reconcile).State == Done {
+			return "Reconciled", "Reconciled"
+		}
+		return "Pending", "Pending"
+	}
+	// Walk back from the last stage: the latest problem names the status, as kubectl does.
+	for i := len(stages.Lifecycle) - 1; i >= 0; i-- {
+		cc := &l.Cells[i]
+		switch cc.State {
+		case Failed, Retrying:
+			if id := stages.Lifecycle[i]; id == stages.Schedule || id.Before(stages.Schedule) {
+				return "Pending", "Pending"
+			}
+			return waitingReason(stages.Lifecycle[i], cc), podPhaseAfterBind(l)
+		case Waiting:
+			if stages.Lifecycle[i].Before(stages.Kubelet) {
+				return "Pending", "Pending"
+			}
+			return "ContainerCreating", "Pending"
+		}
+	}
+	switch {
+	case c(stages.Ready).State == Done:
+		return "Running", "Running"
+	case c(stages.Start).State == Done:
+		return "Running", "Running"
+	case c(stages.Bind).State == Done || c(stages.Kubelet).State != NotReached:
+		return "ContainerCreating", "Pending"
+	}
+	return "Pending", "Pending"
+}
+
+func podPhaseAfterBind(l *Lane) string {
+	if l.Cells[stages.Start.Index()].State == Done {
+		return "Running"
+	}
+	return "Pending"
+}
+
+// waitingReason is the container waiting reason kubectl shows for a failing stage.
+func waitingReason(id stages.ID, c *Cell) string {
+	switch id {
+	case stages.Pull:
+		if c.State == Retrying && c.Attempt > 1 {
+			return "ImagePullBackOff"
+		}
+		return "ErrImagePull"
+	case stages.Start:
+		if c.State == Retrying {
+			return "CrashLoopBackOff"
+		}
+		return "Error"
+	case stages.Create:
+		return "CreateContainerError"
+	case stages.Sandbox, stages.CNI, stages.Kubelet:
+		return "ContainerCreating"
+	case stages.Ready:
+		return "Running"
+	}
+	return reasonOr(c.Reason, "Error")
+}
+
+func reasonOr(r, def string) string {
+	if r != "" {
+		return r
+	}
+	return def
+}
+
+// SetFilter keeps only the lanes whose key contains text (case-insensitive),
+// with their owners.
+func (s *Store) SetFilter(text string) {
+	text = strings.ToLower(text)
+	if text != s.filter {
+		s.filter = text
+		s.dirty = true
+	}
+}
+
+// Filter returns the current filter text.
+func (s *Store) Filter() string { return s.filter }
+
+// Rows returns the lanes in display order: each Deployment, then its
+// ReplicaSets, each followed by its pods; lanes without a known owner follow
+// in namespace/name order. The slice is rebuilt only when lanes were added
+// or the filter changed.
+func (s *Store) Rows() []*Lane {
+	if s.dirty {
+		s.rebuild()
+	}
+	return s.rows
+}
+
+func (s *Store) rebuild() {
+	s.dirty = false
+	children := map[string][]*Lane{}
+	var roots []*Lane
+	for _, l := range s.lanes {
+		l.Owner = s.ownerOf(l)
+		if l.Owner == "" {
+			roots = append(roots, l)
+		} else {
+			children[l.Owner] = append(children[l.Owner], l)
+		}
+	}
+	byName := func(ls []*Lane) {
+		sort.Slice(ls, func(i, j int) bool {
+			a, b := ls[i], ls[j]
+			if a.Namespace != b.Namespace {
+				return a.Namespace < b.Namespace
+			}
+			if ra, rb := kindRank(a.Kind), kindRank(b.Kind); ra != rb {
+				return ra < rb
+			}
+			return a.Name < b.Name
+		})
+	}
+	byName(roots)
+	rows := s.rows[:0]
+	var walk func(l *Lane, depth int) bool
+	walk = func(l *Lane, depth int) bool {
+		l.Depth = depth
+		kids := children[l.Key()]
+		byName(kids)
+		start := len(rows)
+		rows = append(rows, l)
+		keep := s.match(l)
+		for _, k := range kids {
+			if walk(k, depth+1) {
+				keep = true
+			}
+		}
+		if !keep {
+			rows = rows[:start]
+		}
+		return keep
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	s.rows = rows
+}
+
+func (s *Store) match(l *Lane) bool {
+	if s.filter == "" {
+		return true
+	}
+	return strings.Contains(strings.ToLower(l.Namespace+"/"+l.Name+" "+l.Node+" "+l.Status), s.filter)
+}
+
+func kindRank(k string) int {
+	switch k {
+	case stages.KindDeployment:
+		return 0
+	case stages.KindReplicaSet:
+		return 1
+	}
+	return 2
+}
+
+// ownerOf derives ownership from names, as the controllers generate them: a
+// ReplicaSet is "<deployment>-<hash>", a pod "<replicaset>-<suffix>".
+func (s *Store) ownerOf(l *Lane) string {
+	var kind string
+	switch l.Kind {
+	case stages.KindPod:
+		kind = stages.KindReplicaSet
+	case stages.KindReplicaSet:
+		kind = stages.KindDeployment
+	default:
+		return ""
+	}
+	i := strings.LastIndexByte(l.Name, '-')
+	if i <= 0 {
+		return ""
+	}
+	key := LaneKey(kind, l.Namespace, l.Name[:i])
+	if _, ok := s.lanes[key]; ok {
+		return key
+	}
+	return ""
+}

@@ -1,0 +1,101 @@
+package lanes
+
+import (
+	"testing"
+	"time"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func ev(kind, name string, id stages.ID, st stages.Status, at time.Duration) stages.Event {
+	return stages.Event{Time: t0.Add(at), Kind: kind, Namespace: "default", Pod: name, Stage: id, Status: st, Attempt: 1}
+}
+
+func TestFoldCellStates(t *testing.T) {
+	s := New()
+	s.Fold(ev("", "p", stages.Schedule, stages.Started, 0))
+	done := ev("", "p", stages.Schedule, stages.Succeeded, 3*time.Millisecond)
+	done.DurationMs = 3
+	s.Fold(done)
+	next := t0.Add(10 * time.Second)
+	retry := ev("", "p", stages.Pull, stages.Retrying, time.Second)
+	retry.Attempt, retry.Reason, retry.NextTry = 2, "BackOff", &next
+	s.Fold(retry)
+	l := s.Get(LaneKey(stages.KindPod, "default", "p"))
+	if l == nil {
+		t.Fatal("no lane for p")
+	}
+	if c := l.Cell(stages.Schedule); c.State != Done || c.Duration != 3*time.Millisecond {
+		t.Errorf("schedule cell = %v %v, want Done 3ms", c.State, c.Duration)
+	}
+	if c := l.Cell(stages.Pull); c.State != Retrying || c.Attempt != 2 || !c.NextTry.Equal(next) {
+		t.Errorf("pull cell = %+v", c)
+	}
+	if l.Status != "ImagePullBackOff" || l.Phase != "Pending" {
+		t.Errorf("status = %s/%s, want ImagePullBackOff/Pending", l.Status, l.Phase)
+	}
+	if !l.TimeDependent() {
+		t.Error("a retrying lane shows a countdown, so it depends on time")
+	}
+}
+
+func TestStatusLikeKubectl(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []stages.Event
+		want   string
+	}{
+		{"new", []stages.Event{ev("", "p", stages.Persist, stages.Succeeded, 0)}, "Pending"},
+		{"unschedulable", []stages.Event{ev("", "p", stages.Schedule, stages.Retrying, 0)}, "Pending"},
+		{"bound", []stages.Event{ev("", "p", stages.Bind, stages.Succeeded, 0)}, "ContainerCreating"},
+		{"started", []stages.Event{ev("", "p", stages.Start, stages.Succeeded, 0)}, "Running"},
+		{"crashloop", []stages.Event{ev("", "p", stages.Start, stages.Retrying, 0)}, "CrashLoopBackOff"},
+		{"terminating", []stages.Event{ev("", "p", stages.Ready, stages.Succeeded, 0), ev("", "p", stages.Terminate, stages.Started, 1)}, "Terminating"},
+		{"rs reconciled", []stages.Event{ev(stages.KindReplicaSet, "p", stages.Reconcile, stages.Succeeded, 0)}, "Reconciled"},
+	}
+	for _, tt := range tests {
+		s := New()
+		for _, e := range tt.events {
+			s.Fold(e)
+		}
+		if got := s.Rows()[0].Status; got != tt.want {
+			t.Errorf("%s: status %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRowsGroupUnderOwnersAndFilter(t *testing.T) {
+	s := New()
+	for _, e := range []stages.Event{
+		ev("", "web-7d9c-b2", stages.Persist, stages.Succeeded, 3),
+		ev("", "solo", stages.Persist, stages.Succeeded, 0),
+		ev("", "web-7d9c-a1", stages.Persist, stages.Succeeded, 2),
+		ev(stages.KindReplicaSet, "web-7d9c", stages.Persist, stages.Succeeded, 1),
+		ev(stages.KindDeployment, "web", stages.Persist, stages.Succeeded, 0),
+	} {
+		s.Fold(e)
+	}
+	var got []string
+	for _, l := range s.Rows() {
+		got = append(got, l.Kind+":"+l.Name+":"+string(rune('0'+l.Depth)))
+	}
+	want := []string{"Deployment:web:0", "ReplicaSet:web-7d9c:1", "Pod:web-7d9c-a1:2", "Pod:web-7d9c-b2:2", "Pod:solo:0"}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+	}
+	s.SetFilter("B2")
+	rows := s.Rows()
+	if len(rows) != 3 || rows[2].Name != "web-7d9c-b2" {
+		t.Fatalf("filter b2 kept %d rows (%v); want the pod with its owners", len(rows), rows)
+	}
+	if s.PhaseCounts()["Pending"] != 3 {
+		t.Errorf("phase counts %v, want 3 pending pods", s.PhaseCounts())
+	}
+}
