@@ -233,3 +233,11 @@ func maxRestarts(pod *v1.Pod) int32 {
 	}
 	return n
 }
+
+// Reasons of the events controllers record about pods, as upstream.
+const (
+	FailedCreatePodReason     = "FailedCreate"
+	SuccessfulCreatePodReason = "SuccessfulCreate"
+	FailedDeletePodReason     = "FailedDelete"
+	SuccessfulDeletePodReason = "SuccessfulDelete"
+)
