@@ -1,0 +1,423 @@
+// Package sim is a simulated container runtime: it keeps sandboxes,
+// images and containers in memory, makes every operation take a time from a
+// seeded latency model on the engine clock, and runs each container as a
+// small program derived from its command (see parseProgram), so containers
+// can run, exit with a code, write logs and answer exec probes. It needs no
+// root and runs on any OS.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/podtrace/podtrace/engine/kubelet/images"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+)
+
+// Config configures a simulated runtime for one node.
+type Config struct {
+	// Clock drives every wait; an engine clock running fast makes the runtime fast.
+	Clock clock.WithTicker
+	// Latency is the timing model; DefaultLatency when nil.
+	Latency *Latency
+	// Seed makes latencies and IDs repeatable.
+	Seed int64
+	// Node names the node, for IDs.
+	Node string
+}
+
+// Runtime is the simulated runtime. It is safe for concurrent use.
+type Runtime struct {
+	clock clock.WithTicker
+	model model
+	node  string
+
+	mu         sync.Mutex
+	sandboxes  map[string]*sandbox
+	containers map[string]*container
+	images     map[string]runtime.Image // normalized ref → image
+	subs       []*subscriber
+}
+
+type sandbox struct {
+	id    string
+	cfg   runtime.SandboxConfig
+	ready bool
+}
+
+type container struct {
+	status  runtime.ContainerStatus
+	sandbox string
+	key     string
+	prog    program
+	files   map[string]bool
+	logs    []runtime.LogLine
+	stop    chan struct{} // closed when the container is stopped
+	exited  chan struct{} // closed when it has exited
+}
+
+// New returns an empty simulated runtime.
+func New(cfg Config) *Runtime {
+	lat := DefaultLatency
+	if cfg.Latency != nil {
+		lat = *cfg.Latency
+	}
+	return &Runtime{clock: cfg.Clock, model: model{Latency: lat, seed: cfg.Seed}, node: cfg.Node,
+		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]runtime.Image{}}
+}
+
+// wait sleeps d on the clock, or returns ctx's error.
+func (r *Runtime) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := r.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Runtime) id(kind, key string) string {
+	return digestOf(fmt.Sprintf("%d/%s/%s/%s", r.model.seed, r.node, kind, key))[len("sha256:"):]
+}
+
+// RunPodSandbox starts a pause container after the sandbox latency.
+func (r *Runtime) RunPodSandbox(ctx context.Context, cfg runtime.SandboxConfig) (string, error) {
+	key := fmt.Sprintf("%s/%s/%d", cfg.Namespace, cfg.Name, cfg.Attempt)
+	if err := r.wait(ctx, r.model.scale(r.model.Sandbox, "sandbox/"+key)); err != nil {
+		return "", err
+	}
+	id := r.id("sandbox", key+"/"+cfg.UID)
+	r.mu.Lock()
+	r.sandboxes[id] = &sandbox{id: id, cfg: cfg, ready: true}
+	r.mu.Unlock()
+	return id, nil
+}
+
+// StopPodSandbox kills every container of the sandbox and marks it not ready.
+func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
+	r.mu.Lock()
+	sb, ok := r.sandboxes[id]
+	var ids []string
+	for cid, c := range r.containers {
+		if c.sandbox == id {
+			ids = append(ids, cid)
+		}
+	}
+	r.mu.Unlock()
+	if !ok {
+		return nil // stopping is idempotent, as in CRI
+	}
+	for _, cid := range ids {
+		if err := r.StopContainer(ctx, cid, 0); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	sb.ready = false
+	r.mu.Unlock()
+	return r.wait(ctx, r.model.scale(r.model.Stop, "stopsandbox/"+id))
+}
+
+// RemovePodSandbox forgets the sandbox and its containers.
+func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
+	if err := r.StopPodSandbox(ctx, id); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.sandboxes, id)
+	for cid, c := range r.containers {
+		if c.sandbox == id {
+			delete(r.containers, cid)
+		}
+	}
+	r.mu.Unlock()
+	return r.wait(ctx, r.model.scale(r.model.Remove, "removesandbox/"+id))
+}
+
+// PullImage resolves image against the simulated registries (see resolve)
+// and, after the pull time for its size, stores it in the node's cache.
+func (r *Runtime) PullImage(ctx context.Context, image string, auth *runtime.AuthConfig) (runtime.Image, error) {
+	ref, err := images.Parse(image)
+	if err != nil {
+		return runtime.Image{}, fmt.Errorf("rpc error: code = Unknown desc = failed to pull and unpack image %q: %w", image, err)
+	}
+	res := resolve(ref)
+	if res.private && auth != nil && (auth.Username != "" || auth.Auth != "") {
+		res.private = false
+	}
+	if perr := pullError(ref, res); perr != nil {
+		if err := r.wait(ctx, r.model.scale(r.model.PullBase, "pullfail/"+ref.String())); err != nil {
+			return runtime.Image{}, err
+		}
+		return runtime.Image{}, perr
+	}
+	if err := r.wait(ctx, r.model.pull(res.size, "pull/"+r.node+"/"+ref.String())); err != nil {
+		return runtime.Image{}, err
+	}
+	digest := digestOf("manifest:" + ref.String())
+	if ref.Digest != "" {
+		digest = ref.Digest
+	}
+	img := runtime.Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()), RepoDigest: ref.Name() + "@" + digest, Size: res.size}
+	r.mu.Lock()
+	r.images[ref.String()] = img
+	r.mu.Unlock()
+	return img, nil
+}
+
+// ImageStatus returns the cached image, or nil when it is not on the node.
+func (r *Runtime) ImageStatus(_ context.Context, image string) (*runtime.Image, error) {
+	ref, err := images.Parse(image)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if img, ok := r.images[ref.String()]; ok {
+		return &img, nil
+	}
+	return nil, nil
+}
+
+// CreateContainer prepares a container from cfg after the create latency.
+func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
+	r.mu.Lock()
+	sb, ok := r.sandboxes[sandboxID]
+	r.mu.Unlock()
+	if !ok || !sb.ready {
+		return "", fmt.Errorf("rpc error: code = NotFound desc = failed to get sandbox %q: %w", sandboxID, runtime.ErrNotFound)
+	}
+	prog, err := parseProgram(cfg.Image, cfg.Command, cfg.Args, cfg.Annotations)
+	if err != nil {
+		return "", fmt.Errorf("rpc error: code = Unknown desc = failed to create containerd container: %w", err)
+	}
+	key := fmt.Sprintf("%s/%s/%s/%d", sb.cfg.Namespace, sb.cfg.Name, cfg.Name, cfg.Attempt)
+	if err := r.wait(ctx, r.model.scale(r.model.Create, "create/"+key)); err != nil {
+		return "", err
+	}
+	id := r.id("container", key+"/"+sb.cfg.UID)
+	r.mu.Lock()
+	img := r.images[cfg.Image]
+	r.containers[id] = &container{
+		status: runtime.ContainerStatus{ID: id, Name: cfg.Name, State: runtime.StateCreated, CreatedAt: r.clock.Now(),
+			Image: cfg.Image, ImageID: img.RepoDigest},
+		sandbox: sandboxID, key: key, prog: prog, files: map[string]bool{},
+		stop: make(chan struct{}), exited: make(chan struct{}),
+	}
+	r.mu.Unlock()
+	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sandboxID, State: runtime.StateCreated, Time: r.clock.Now()})
+	return id, nil
+}
+
+// StartContainer starts the container's program after the start latency.
+func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	r.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("rpc error: code = NotFound desc = container %q: %w", id, runtime.ErrNotFound)
+	}
+	if err := r.wait(ctx, r.model.scale(r.model.Start, "start/"+c.key)); err != nil {
+		return err
+	}
+	now := r.clock.Now()
+	r.mu.Lock()
+	if c.status.State != runtime.StateCreated {
+		r.mu.Unlock()
+		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, runtime.StateCreated)
+	}
+	c.status.State, c.status.StartedAt = runtime.StateRunning, now
+	c.logs = append(c.logs, runtime.LogLine{Time: now, Stream: "stdout", Text: fmt.Sprintf("podtrace-sim: %s started", c.status.Image)})
+	sb := c.sandbox
+	r.mu.Unlock()
+	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sb, State: runtime.StateRunning, Time: now})
+	go r.run(c)
+	return nil
+}
+
+// run plays the container's program until it exits or is stopped.
+func (r *Runtime) run(c *container) {
+	status := 0
+	for _, st := range c.prog.steps {
+		switch st.op {
+		case "sleep":
+			t := r.clock.NewTimer(st.d)
+			select {
+			case <-t.C():
+			case <-c.stop:
+				t.Stop()
+				return
+			}
+		case "log":
+			r.mu.Lock()
+			c.logs = append(c.logs, runtime.LogLine{Time: r.clock.Now(), Stream: "stdout", Text: st.arg})
+			r.mu.Unlock()
+		case "touch":
+			r.mu.Lock()
+			c.files[st.arg] = true
+			r.mu.Unlock()
+		case "rm":
+			r.mu.Lock()
+			delete(c.files, st.arg)
+			r.mu.Unlock()
+		case "status":
+			status = st.code
+		case "exit":
+			r.exit(c, st.code)
+			return
+		case "forever":
+			return
+		}
+	}
+	r.exit(c, status)
+}
+
+// exit records the container's exit with code, unless it already exited.
+func (r *Runtime) exit(c *container, code int) {
+	now := r.clock.Now()
+	r.mu.Lock()
+	if c.status.State != runtime.StateRunning {
+		r.mu.Unlock()
+		return
+	}
+	c.status.State, c.status.FinishedAt, c.status.ExitCode = runtime.StateExited, now, code
+	c.status.Reason = "Completed"
+	if code != 0 {
+		c.status.Reason = "Error"
+	}
+	close(c.exited)
+	id, sb := c.status.ID, c.sandbox
+	r.mu.Unlock()
+	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sb, State: runtime.StateExited, Time: now})
+}
+
+// StopContainer sends SIGTERM: most programs exit 0 after the stop latency;
+// shells and sleep (PID 1 without a handler) ignore it and are killed
+// with SIGKILL (exit 137) when timeout runs out.
+func (r *Runtime) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	if !ok {
+		r.mu.Unlock()
+		return nil
+	}
+	running := c.status.State == runtime.StateRunning
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+	r.mu.Unlock()
+	if !running {
+		r.mu.Lock()
+		if c.status.State == runtime.StateCreated {
+			c.status.State, c.status.FinishedAt = runtime.StateExited, r.clock.Now()
+		}
+		r.mu.Unlock()
+		return nil
+	}
+	code := 0
+	wait := r.model.scale(r.model.Stop, "stop/"+c.key)
+	if c.prog.ignoresTerm {
+		code, wait = 137, timeout
+	} else if timeout < wait {
+		code, wait = 137, timeout
+	}
+	if err := r.wait(ctx, wait); err != nil {
+		return err
+	}
+	r.exit(c, code)
+	return nil
+}
+
+// RemoveContainer forgets a container.
+func (r *Runtime) RemoveContainer(_ context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.containers[id]; ok && c.status.State == runtime.StateRunning {
+		return fmt.Errorf("rpc error: code = Unknown desc = container %s is running", id)
+	}
+	delete(r.containers, id)
+	return nil
+}
+
+// ContainerStatus returns the container's state.
+func (r *Runtime) ContainerStatus(_ context.Context, id string) (runtime.ContainerStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[id]
+	if !ok {
+		return runtime.ContainerStatus{}, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+	}
+	return c.status, nil
+}
+
+// ExecSync runs cmd as described in execute, against the container's files.
+func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error) {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	if !ok {
+		r.mu.Unlock()
+		return runtime.ExecResult{}, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+	}
+	if c.status.State != runtime.StateRunning {
+		st := c.status.State
+		r.mu.Unlock()
+		return runtime.ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", st)
+	}
+	res := execute(cmd, c.files)
+	r.mu.Unlock()
+	if res.d > 0 {
+		if timeout > 0 && res.d > timeout {
+			if err := r.wait(ctx, timeout); err != nil {
+				return runtime.ExecResult{}, err
+			}
+			return runtime.ExecResult{}, fmt.Errorf("command %q timed out", cmd)
+		}
+		if err := r.wait(ctx, res.d); err != nil {
+			return runtime.ExecResult{}, err
+		}
+	}
+	return runtime.ExecResult{Stdout: res.stdout, Stderr: res.stderr, ExitCode: res.code}, nil
+}
+
+// ContainerLogs returns the container's log lines.
+func (r *Runtime) ContainerLogs(_ context.Context, id string) ([]runtime.LogLine, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[id]
+	if !ok {
+		return nil, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+	}
+	return append([]runtime.LogLine(nil), c.logs...), nil
+}
+
+// Preload puts images on the node without pulling, as if pulled before.
+func (r *Runtime) Preload(refs ...string) error {
+	for _, s := range refs {
+		ref, err := images.Parse(s)
+		if err != nil {
+			return fmt.Errorf("preload %q: %w", s, err)
+		}
+		size := catalogue[ref.Name()]
+		if size == 0 {
+			size = hashSize(ref.Name())
+		}
+		r.mu.Lock()
+		r.images[ref.String()] = runtime.Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()),
+			RepoDigest: ref.Name() + "@" + digestOf("manifest:"+ref.String()), Size: size}
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+var _ runtime.Runtime = (*Runtime)(nil)

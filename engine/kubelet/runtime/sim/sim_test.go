@@ -1,0 +1,219 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+)
+
+func TestLatencyDeterministic(t *testing.T) {
+	a := model{Latency: DefaultLatency, seed: 42}
+	b := model{Latency: DefaultLatency, seed: 42}
+	c := model{Latency: DefaultLatency, seed: 43}
+	for _, key := range []string{"sandbox/default/web-1/0", "create/default/web-1/app/0", "start/x"} {
+		if a.scale(time.Second, key) != b.scale(time.Second, key) {
+			t.Fatalf("same seed, different duration for %s", key)
+		}
+	}
+	if a.scale(time.Second, "k") == c.scale(time.Second, "k") {
+		t.Fatal("different seeds gave the same duration")
+	}
+	d := a.scale(400*time.Millisecond, "sandbox/x")
+	if d < 360*time.Millisecond || d > 440*time.Millisecond {
+		t.Fatalf("sandbox latency %v outside ±10%%", d)
+	}
+	z := model{Latency: ZeroLatency}
+	if z.pull(72_955_450, "p") != 0 || z.scale(z.Sandbox, "s") != 0 {
+		t.Fatal("zero latency is not zero")
+	}
+	// nginx at 25 MB/s after 0.3 s: about 3.2 s.
+	if p := a.pull(72_955_450, "pull/nginx"); p < 2800*time.Millisecond || p > 3600*time.Millisecond {
+		t.Fatalf("nginx pull %v", p)
+	}
+}
+
+func TestPullErrors(t *testing.T) {
+	zero := ZeroLatency
+	r := New(Config{Clock: testingclock.NewFakeClock(time.Now()), Latency: &zero})
+	ctx := context.Background()
+	tests := []struct {
+		image, want string
+		auth        *runtime.AuthConfig
+	}{
+		{image: "nginx:1.27"},
+		{image: "ghcr.io/acme/shop:v3"},
+		{image: "nginx:no_such", want: `rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:no_such": failed to resolve reference "docker.io/library/nginx:no_such": docker.io/library/nginx:no_such: not found`},
+		{image: "nginxx", want: "pull access denied, repository does not exist or may require authorization"},
+		{image: "registry.example.com/app:1", want: `failed to do request: Head "https://registry.example.com/v2/app/manifests/1": dial tcp: lookup registry.example.com: no such host`},
+		{image: "quay.io/acme/private-api:1", want: "no basic auth credentials"},
+		{image: "quay.io/acme/private-api:1", auth: &runtime.AuthConfig{Username: "u", Password: "p"}},
+	}
+	for _, tt := range tests {
+		img, err := r.PullImage(ctx, tt.image, tt.auth)
+		if tt.want == "" {
+			if err != nil || img.Size == 0 || !strings.HasPrefix(img.ID, "sha256:") {
+				t.Errorf("pull %s: %+v %v", tt.image, img, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("pull %s: got %v, want %q", tt.image, err, tt.want)
+		}
+	}
+	if st, _ := r.ImageStatus(ctx, "docker.io/library/nginx:1.27"); st == nil || st.Size != 72_955_450 {
+		t.Fatalf("nginx not cached: %+v", st)
+	}
+	if st, _ := r.ImageStatus(ctx, "redis"); st != nil {
+		t.Fatal("redis cached without a pull")
+	}
+}
+
+func waitState(t *testing.T, r *Runtime, id string, want runtime.State) runtime.ContainerStatus {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := r.ContainerStatus(context.Background(), id)
+		if err == nil && st.State == want {
+			return st
+		}
+		time.Sleep(time.Millisecond)
+	}
+	st, _ := r.ContainerStatus(context.Background(), id)
+	t.Fatalf("container %s: state %s, want %s", id, st.State, want)
+	return st
+}
+
+func TestContainerProgram(t *testing.T) {
+	zero := ZeroLatency
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := New(Config{Clock: clk, Latency: &zero, Node: "n1"})
+	ctx := context.Background()
+	events := r.Events(ctx)
+	sb, err := r.RunPodSandbox(ctx, runtime.SandboxConfig{Namespace: "default", Name: "p", UID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := r.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "c", Image: "docker.io/library/busybox:latest",
+		Command: []string{"sh", "-c", "touch /tmp/healthy; echo hello; sleep 5; exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, r, id, runtime.StateRunning)
+	// The program runs touch and echo before sleeping: wait for the timer.
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	res, err := r.ExecSync(ctx, id, []string{"cat", "/tmp/healthy"}, time.Second)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("cat /tmp/healthy: %+v %v", res, err)
+	}
+	res, _ = r.ExecSync(ctx, id, []string{"sh", "-c", "cat /tmp/missing"}, time.Second)
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "can't open '/tmp/missing'") {
+		t.Fatalf("cat missing: %+v", res)
+	}
+	clk.Step(5 * time.Second)
+	st := waitState(t, r, id, runtime.StateExited)
+	if st.ExitCode != 3 || st.Reason != "Error" || st.FinishedAt.Sub(st.StartedAt) != 5*time.Second {
+		t.Fatalf("exit: %+v", st)
+	}
+	logs, _ := r.ContainerLogs(ctx, id)
+	if len(logs) != 2 || logs[1].Text != "hello" {
+		t.Fatalf("logs %+v", logs)
+	}
+	var states []runtime.State
+	for len(states) < 3 {
+		select {
+		case e := <-events:
+			states = append(states, e.State)
+		case <-time.After(2 * time.Second):
+			t.Fatalf("events so far %v", states)
+		}
+	}
+	if states[0] != runtime.StateCreated || states[1] != runtime.StateRunning || states[2] != runtime.StateExited {
+		t.Fatalf("events %v", states)
+	}
+}
+
+func TestParseProgram(t *testing.T) {
+	tests := []struct {
+		name      string
+		image     string
+		cmd, args []string
+		ann       map[string]string
+		want      string // rendered steps
+	}{
+		{name: "server runs forever", image: "docker.io/library/nginx:1.27", want: "forever"},
+		{name: "busybox default sh exits", image: "docker.io/library/busybox:latest", want: "exit0"},
+		{name: "exit 1", cmd: []string{"sh", "-c", "exit 1"}, want: "exit1"},
+		{name: "sleep then exit", cmd: []string{"/bin/sh", "-c"}, args: []string{"sleep 10; exit 2"}, want: "sleep10s status0 exit2"},
+		{name: "sleep binary", cmd: []string{"sleep", "3600"}, want: "sleep1h0m0s status0"},
+		{name: "false", cmd: []string{"false"}, want: "status1"},
+		{name: "annotation", image: "nginx", ann: map[string]string{AnnotationExitAfter: "5s", AnnotationExitCode: "1"}, want: "sleep5s exit1"},
+		{name: "loop", cmd: []string{"sh", "-c", "while true; do echo hi; sleep 1; done"}, want: "forever"},
+	}
+	for _, tt := range tests {
+		p, err := parseProgram(tt.image, tt.cmd, tt.args, tt.ann)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var parts []string
+		for _, s := range p.steps {
+			switch s.op {
+			case "sleep":
+				parts = append(parts, "sleep"+s.d.String())
+			case "exit", "status":
+				parts = append(parts, s.op+string(rune('0'+s.code)))
+			default:
+				parts = append(parts, s.op)
+			}
+		}
+		if got := strings.Join(parts, " "); got != tt.want {
+			t.Errorf("%s: steps %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestStopContainer(t *testing.T) {
+	zero := ZeroLatency
+	clk := testingclock.NewFakeClock(time.Now())
+	r := New(Config{Clock: clk, Latency: &zero})
+	ctx := context.Background()
+	sb, _ := r.RunPodSandbox(ctx, runtime.SandboxConfig{Name: "p"})
+	_ = r.Preload("nginx:1.27")
+	srv, _ := r.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "web", Image: "docker.io/library/nginx:1.27"})
+	sh, _ := r.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "sh", Image: "busybox", Command: []string{"sleep", "3600"}})
+	_ = r.StartContainer(ctx, srv)
+	_ = r.StartContainer(ctx, sh)
+	if err := r.StopContainer(ctx, srv, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, r, srv, runtime.StateExited); st.ExitCode != 0 {
+		t.Fatalf("nginx exit %d", st.ExitCode)
+	}
+	if st, _ := r.ContainerStatus(ctx, srv); st.ImageID == "" {
+		t.Fatal("no image ID")
+	}
+	done := make(chan error)
+	go func() { done <- r.StopContainer(ctx, sh, 30*time.Second) }()
+	for i := 0; i < 2; i++ { // the sleep program's timer and the grace timer
+		for !clk.HasWaiters() {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	clk.Step(30 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, r, sh, runtime.StateExited); st.ExitCode != 137 {
+		t.Fatalf("sleep exit %d, want 137", st.ExitCode)
+	}
+}
