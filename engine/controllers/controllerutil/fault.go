@@ -11,10 +11,10 @@ import (
 )
 
 // FaultError turns a reconcile fault into the error the API server would
-// have returned to the controller's create of resource (pods, replicasets)
-// in namespace by user. Variants: "forbidden" (RBAC 403), "quota" (exceeded
+// have returned to the controller's request (verb create, update, ...) on
+// resource (pods, replicasets) in namespace by user. Variants: "forbidden" (RBAC 403), "quota" (exceeded
 // quota 403), "timeout" (504); anything else is a 500 internal error.
-func FaultError(f *stages.Fault, resource, namespace, user string) error {
+func FaultError(f *stages.Fault, verb, resource, namespace, user string) error {
 	gr := schema.GroupResource{Resource: resource}
 	if resource == "replicasets" {
 		gr.Group = "apps"
@@ -22,8 +22,8 @@ func FaultError(f *stages.Fault, resource, namespace, user string) error {
 	switch f.Variant {
 	case "forbidden":
 		group := gr.Group
-		return apierrors.NewForbidden(gr, "", fmt.Errorf("User %q cannot create resource %q in API group %q in the namespace %q",
-			user, resource, group, namespace))
+		return apierrors.NewForbidden(gr, "", fmt.Errorf("User %q cannot %s resource %q in API group %q in the namespace %q",
+			user, verb, resource, group, namespace))
 	case "quota":
 		return apierrors.NewForbidden(gr, "", fmt.Errorf("exceeded quota: podtrace-fault, requested: %s=1, used: %s=0, limited: %s=0",
 			"count/"+gr.String(), "count/"+gr.String(), "count/"+gr.String()))

@@ -144,7 +144,7 @@ func (c *Controller) createPod(ctx context.Context, rs *apps.ReplicaSet, attempt
 	switch {
 	case err != nil:
 	case fault != nil:
-		err = controllerutil.FaultError(fault, "pods", rs.Namespace, c.cfg.User)
+		err = controllerutil.FaultError(fault, "create", "pods", rs.Namespace, c.cfg.User)
 	default:
 		created, err = c.cfg.Client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	}
