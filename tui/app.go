@@ -1,0 +1,373 @@
+package tui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/themes"
+	"github.com/podtrace/podtrace/tui/lanes"
+)
+
+// screen is what fills the main area.
+type screen int
+
+const (
+	screenPods screen = iota
+	screenEvents
+	screenTimeline
+	screenDetail
+)
+
+var screenNames = [...]string{"Pods", "Events", "Timeline", "Detail"}
+
+// frameInterval is how often the UI drains the Source and redraws: one frame.
+const frameInterval = time.Second / 30
+
+// maxBatch bounds how many events one frame folds, so a flood cannot stall input.
+const maxBatch = 50000
+
+// Options configure a Model.
+type Options struct {
+	// Theme names the starting theme (themes.DefaultName when empty).
+	Theme string
+	// NoColor drops colours (set it from themes.NoColorEnv()).
+	NoColor bool
+	// Now is the wall clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Model is the root bubbletea model. Its Update only dispatches: folding
+// events, keys to the active screen or overlay, results of commands.
+type Model struct {
+	src    Source
+	c      *Common
+	store  *lanes.Store
+	log    *eventLog
+	pods   *podsPane
+	screen screen
+	back   screen // where esc returns from the detail screen
+
+	sel, stage, top int // selected row, selected stage (index in Lifecycle), first visible row
+	evTop           int // events pane scroll; -1 follows the tail
+	detailTop       int
+
+	filtering bool
+	filter    lineInput
+
+	overlay overlay
+
+	status    Status
+	statusAt  time.Time
+	anchorEng time.Time // engine time at anchorWall
+	anchorWal time.Time
+	paused    bool
+	speed     float64
+
+	detail    map[string]detailResult
+	note      string
+	noteErr   bool
+	noteAt    time.Time
+	ended     bool
+	lastFrame time.Time
+}
+
+// New returns the UI model for src.
+func New(src Source, opt Options) *Model {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	name := opt.Theme
+	if name == "" {
+		name = themes.DefaultName
+	}
+	c := &Common{Keys: DefaultKeyMap(), Now: opt.Now, Width: 80, Height: 24}
+	c.SetTheme(themes.Get(name, opt.NoColor))
+	m := &Model{src: src, c: c, store: lanes.New(), log: newEventLog(5000), pods: newPodsPane(c),
+		evTop: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
+	m.refreshStatus(opt.Now())
+	return m
+}
+
+type frameMsg time.Time
+
+func frame() tea.Cmd {
+	return tea.Tick(frameInterval, func(t time.Time) tea.Msg { return frameMsg(t) })
+}
+
+// Init starts the frame loop.
+func (m *Model) Init() tea.Cmd { return frame() }
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.c.Width, m.c.Height = msg.Width, msg.Height
+		m.clampScroll()
+		return m, nil
+	case frameMsg:
+		m.onFrame()
+		return m, tea.Batch(frame(), m.refreshDetail(false))
+	case resultMsg:
+		m.setNote(msg.text, msg.err)
+		return m, nil
+	case detailMsg:
+		m.detail[msg.key] = msg.res
+		return m, nil
+	case tea.MouseWheelMsg:
+		return m, m.onWheel(msg)
+	case tea.KeyPressMsg:
+		return m.onKey(msg)
+	}
+	return m, nil
+}
+
+// Fold applies events directly; the frame loop uses it, and so can tests and
+// benchmarks that build a model without a running program.
+func (m *Model) Fold(evs ...stages.Event) {
+	for _, e := range evs {
+		m.store.Fold(e)
+		m.log.add(e)
+		if e.Time.After(m.anchorEng) {
+			m.anchorEng, m.anchorWal = e.Time, m.c.Now()
+		}
+	}
+}
+
+// onFrame drains every event waiting on the Source without blocking.
+func (m *Model) onFrame() {
+	now := m.c.Now()
+	m.lastFrame = now
+	if ch := m.src.Events(); ch != nil && !m.ended {
+	drain:
+		for i := 0; i < maxBatch; i++ {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					m.ended = true
+					break drain
+				}
+				m.Fold(e)
+			default:
+				break drain
+			}
+		}
+	}
+	if now.Sub(m.statusAt) >= time.Second {
+		m.refreshStatus(now)
+	}
+	m.clampScroll()
+}
+
+func (m *Model) refreshStatus(now time.Time) {
+	m.status, m.statusAt = m.src.Status(), now
+	if ck := m.src.Clock(); ck != nil {
+		m.paused, m.speed = ck.Paused(), ck.Speed()
+	}
+}
+
+// engineNow estimates the Source's clock from the latest event time, the
+// wall time since, and the clock speed.
+func (m *Model) engineNow() time.Time {
+	if m.anchorEng.IsZero() {
+		return m.c.Now()
+	}
+	if m.paused {
+		return m.anchorEng
+	}
+	sp := m.speed
+	if sp <= 0 {
+		sp = 1
+	}
+	return m.anchorEng.Add(time.Duration(float64(m.c.Now().Sub(m.anchorWal)) * sp))
+}
+
+func (m *Model) setNote(text string, isErr bool) {
+	m.note, m.noteErr, m.noteAt = text, isErr, m.c.Now()
+}
+
+// selected returns the selected lane, or nil.
+func (m *Model) selected() *lanes.Lane {
+	rows := m.store.Rows()
+	if m.sel < 0 || m.sel >= len(rows) {
+		return nil
+	}
+	return rows[m.sel]
+}
+
+func (m *Model) selectedStage() stages.ID { return stages.Lifecycle[m.stage] }
+
+// bodyHeight is the number of lines between the header and the footer.
+func (m *Model) bodyHeight() int { return max(1, m.c.Height-3) }
+
+// lanesHeight is how many lane rows the pods pane shows (its header excluded).
+func (m *Model) lanesHeight() int {
+	h := m.bodyHeight() - 1
+	if m.screen == screenPods && m.splitEvents() {
+		h -= eventsStrip + 1
+	}
+	return max(1, h)
+}
+
+func (m *Model) clampScroll() {
+	n := len(m.store.Rows())
+	if m.sel >= n {
+		m.sel = n - 1
+	}
+	if m.sel < 0 {
+		m.sel = 0
+	}
+	h := m.lanesHeight()
+	if m.sel < m.top {
+		m.top = m.sel
+	}
+	if m.sel >= m.top+h {
+		m.top = m.sel - h + 1
+	}
+	if m.top > max(0, n-h) {
+		m.top = max(0, n-h)
+	}
+}
+
+func (m *Model) move(d int) {
+	m.sel += d
+	m.clampScroll()
+	m.detailTop = 0
+}
+
+func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		if m.screen == screenEvents {
+			m.scrollEvents(-3)
+		} else {
+			m.move(-3)
+		}
+	case tea.MouseWheelDown:
+		if m.screen == screenEvents {
+			m.scrollEvents(3)
+		} else {
+			m.move(3)
+		}
+	}
+	return nil
+}
+
+// onKey routes a key: the open overlay or filter first, then global keys, then the screen.
+func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := &m.c.Keys
+	if m.overlay != nil {
+		ov, cmd := m.overlay.update(m, msg)
+		m.overlay = ov
+		return m, cmd
+	}
+	if m.filtering {
+		switch msg.String() {
+		case "enter":
+			m.filtering = false
+			m.filter.Blur()
+		case "esc":
+			m.filtering = false
+			m.filter.Blur()
+			m.filter.SetValue("")
+			m.store.SetFilter("")
+		default:
+			if m.filter.Update(msg) {
+				m.store.SetFilter(m.filter.Value())
+				m.sel, m.top = 0, 0
+			}
+			return m, nil
+		}
+		m.clampScroll()
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.overlay = &helpOverlay{}
+	case key.Matches(msg, k.Tab):
+		m.screen = (m.screen + 1) % screenDetail
+		if m.screen == screenDetail {
+			m.screen = screenPods
+		}
+	case key.Matches(msg, k.Events):
+		m.screen = screenEvents
+	case key.Matches(msg, k.Timeline):
+		m.screen = screenTimeline
+	case key.Matches(msg, k.Theme):
+		m.c.SetTheme(themes.Get(themes.Next(m.c.Theme.Name), m.c.Theme.NoColor))
+		m.setNote("theme: "+m.c.Theme.Name, false)
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		return m, m.filter.Focus()
+	case key.Matches(msg, k.Back):
+		if m.screen == screenDetail {
+			m.screen = m.back
+		} else if m.store.Filter() != "" {
+			m.filter.SetValue("")
+			m.store.SetFilter("")
+		}
+	case key.Matches(msg, k.Enter):
+		if m.screen == screenDetail {
+			m.screen = m.back
+			return m, nil
+		}
+		m.back, m.screen, m.detailTop = m.screen, screenDetail, 0
+		return m, m.refreshDetail(true)
+	case key.Matches(msg, k.Up):
+		m.moveOrScroll(-1)
+	case key.Matches(msg, k.Down):
+		m.moveOrScroll(1)
+	case key.Matches(msg, k.PageUp):
+		m.pageOrScroll(-1)
+	case key.Matches(msg, k.PageDown):
+		m.pageOrScroll(1)
+	case key.Matches(msg, k.Top):
+		m.sel, m.evTop = 0, 0
+		m.clampScroll()
+	case key.Matches(msg, k.Bottom):
+		m.sel, m.evTop = len(m.store.Rows())-1, -1
+		m.clampScroll()
+	case key.Matches(msg, k.Left):
+		m.stage = max(0, m.stage-1)
+		m.detailTop = 0
+	case key.Matches(msg, k.Right):
+		m.stage = min(len(stages.Lifecycle)-1, m.stage+1)
+		m.detailTop = 0
+	default:
+		return m, m.command(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) moveOrScroll(d int) {
+	if m.screen == screenEvents {
+		m.scrollEvents(d)
+		return
+	}
+	m.move(d)
+	if m.screen == screenDetail {
+		m.detailTop = 0
+	}
+}
+
+func (m *Model) pageOrScroll(d int) {
+	switch m.screen {
+	case screenEvents:
+		m.scrollEvents(d * m.bodyHeight())
+	case screenDetail:
+		m.detailTop = max(0, m.detailTop+d*(m.bodyHeight()/2))
+	default:
+		m.move(d * m.lanesHeight())
+	}
+}
+
+// Run starts the UI on the terminal and blocks until the user quits.
+func Run(src Source, opt Options) error {
+	p := tea.NewProgram(New(src, opt))
+	_, err := p.Run()
+	return err
+}

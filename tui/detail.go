@@ -1,0 +1,252 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/tui/lanes"
+)
+
+// stageCommands are what a user would run in a real cluster to see a stage,
+// beyond describe and get events. %[1]s is the name, %[2]s the namespace.
+var stageCommands = map[stages.ID][]string{
+	stages.Authn:     {"kubectl auth whoami"},
+	stages.Authz:     {"kubectl auth can-i create pods -n %[2]s"},
+	stages.Admission: {"kubectl get resourcequota,limitrange -n %[2]s", "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations"},
+	stages.Persist:   {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.metadata.resourceVersion}'"},
+	stages.Reconcile: {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.metadata.ownerReferences}'", "kubectl get rs -n %[2]s"},
+	stages.Schedule:  {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")]}'", "kubectl describe nodes"},
+	stages.Bind:      {"kubectl get pod %[1]s -n %[2]s -o wide"},
+	stages.Kubelet:   {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.status.qosClass}'"},
+	stages.Sandbox:   {"crictl pods --name %[1]s"},
+	stages.CNI:       {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.status.podIPs}'"},
+	stages.Pull:      {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.status.containerStatuses[*].state}'"},
+	stages.Create:    {"crictl ps -a --pod $(crictl pods -q --name %[1]s)"},
+	stages.Start:     {"kubectl logs %[1]s -n %[2]s --previous"},
+	stages.Hooks:     {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.spec.containers[*].lifecycle}'"},
+	stages.Ready:     {"kubectl get pod %[1]s -n %[2]s -o jsonpath='{.status.conditions}'"},
+}
+
+var stateWords = map[lanes.State]string{
+	lanes.NotReached: "not reached", lanes.InProgress: "in progress", lanes.Done: "done",
+	lanes.Failed: "failed", lanes.Retrying: "retrying", lanes.Waiting: "waiting",
+}
+
+// detailView draws the selected lane's selected stage in w×h.
+func (m *Model) detailView(w, h int, now time.Time) []string {
+	pt := &m.c.Paint
+	l := m.selected()
+	if l == nil {
+		return []string{pt.S(pMuted, "Nothing selected.")}
+	}
+	id := m.selectedStage()
+	c := l.Cell(id)
+	info := id.Describe()
+	var out []string
+	add := func(s ...string) { out = append(out, s...) }
+	wrap := func(prefix, s string) {
+		for _, line := range strings.Split(ansi.Hardwrap(ansi.Wordwrap(s, w-len(prefix), ""), w-len(prefix), true), "\n") {
+			add(prefix + line)
+			prefix = spaces(len(prefix))
+		}
+	}
+	kind := strings.ToLower(l.Kind)
+	add(pt.S(pTitle, string(id)) + pt.S(pMuted, " · "+info.Component) + "   " +
+		pt.S(pBold, kind+"/"+l.Name) + pt.S(pMuted, " in "+l.Namespace) + nodeSuffix(l))
+	wrap("", info.Summary)
+	add("")
+
+	sym, paint := m.pods.cellText(c, 1, now)
+	state := pt.S(paint, sym+" "+stateWords[c.State])
+	if c.Attempt > 1 {
+		state += fmt.Sprintf(" (attempt %d)", c.Attempt)
+	}
+	add("Status     " + state)
+	if !c.Start.IsZero() {
+		timing := "Started    " + c.Start.Format("15:04:05.000")
+		switch c.State {
+		case lanes.InProgress, lanes.Waiting:
+			timing += "   running for " + fmtDur(now.Sub(c.Start))
+		case lanes.Done, lanes.Failed, lanes.Retrying:
+			timing += "   took " + fmtDur(c.Duration)
+		}
+		if c.State == lanes.Retrying && !c.NextTry.IsZero() {
+			timing += "   next try in " + fmtDur(c.NextTry.Sub(now))
+		}
+		add(timing)
+	}
+	if c.Last.Component != "" {
+		who := "Component  " + c.Last.Component
+		if c.Last.User != "" {
+			who += "   user " + c.Last.User
+		}
+		if c.Last.Verb != "" {
+			who += "   verb " + c.Last.Verb
+		}
+		if c.Last.Container != "" {
+			who += "   container " + c.Last.Container
+		}
+		add(who)
+	}
+	if c.Reason != "" {
+		p := pText
+		if c.State == lanes.Failed || c.State == lanes.Retrying {
+			p = pError
+		}
+		add("Reason     " + pt.S(p, c.Reason))
+	}
+	if c.Message != "" {
+		wrap("Message    ", c.Message)
+	}
+	if id == stages.Schedule && c.Last.Scheduling != nil {
+		add("", pt.S(pBold, "Scheduling, last attempt"))
+		add(schedulingMatrix(m, c.Last.Scheduling, w)...)
+	}
+	if res, ok := m.detail[l.Key()]; ok && l.Kind == stages.KindPod {
+		add(m.storedView(res, l, w, now)...)
+	}
+	if len(c.History) > 1 {
+		add("", pt.S(pBold, "This stage so far"))
+		for _, e := range c.History {
+			line := e.Time.Format("15:04:05.000") + "  " + fit(string(e.Status), 9) + " " + e.Reason
+			if e.Attempt > 1 {
+				line += fmt.Sprintf(" (attempt %d)", e.Attempt)
+			}
+			add("  " + clip(line, w-2))
+		}
+	}
+	add("", pt.S(pBold, "See the same in a real cluster"))
+	cmds := []string{"kubectl describe " + kind + " " + l.Name + " -n " + l.Namespace,
+		"kubectl get events -n " + l.Namespace + " --field-selector involvedObject.name=" + l.Name}
+	for _, f := range stageCommands[id] {
+		cmds = append(cmds, fmt.Sprintf(f, l.Name, l.Namespace))
+	}
+	for _, cmd := range cmds {
+		add("  " + pt.S(pAccent, clip("$ "+cmd, w-2)))
+	}
+	if m.detailTop > 0 {
+		out = out[min(m.detailTop, max(0, len(out)-1)):]
+	}
+	if len(out) > h {
+		out = out[:h]
+	}
+	return out
+}
+
+func nodeSuffix(l *lanes.Lane) string {
+	if l.Node == "" {
+		return ""
+	}
+	return " on " + l.Node
+}
+
+// storedView draws the object as stored: conditions, Kubernetes events and,
+// when the pod is held at a breakpoint, the object itself.
+func (m *Model) storedView(res detailResult, l *lanes.Lane, w int, now time.Time) []string {
+	pt := &m.c.Paint
+	var out []string
+	if res.err != nil {
+		return []string{"", pt.S(pMuted, clip("Stored object: "+res.err.Error(), w))}
+	}
+	d := res.d
+	if len(d.Conditions) > 0 {
+		out = append(out, "", pt.S(pBold, "Conditions"))
+		for _, c := range d.Conditions {
+			line := fit(c.Type, 26) + " " + fit(c.Status, 7) + " " + c.Reason
+			if c.Message != "" {
+				line += " " + c.Message
+			}
+			out = append(out, "  "+clip(line, w-2))
+		}
+	}
+	if len(d.Events) > 0 {
+		out = append(out, "", pt.S(pBold, "Kubernetes events"))
+		for _, e := range d.Events {
+			p := pText
+			if e.Type == "Warning" {
+				p = pWarning
+			}
+			age := fmtAge(now.Sub(e.LastSeen))
+			if e.Count > 1 {
+				age += fmt.Sprintf(" (x%d)", e.Count)
+			}
+			line := fit(age, 9) + " " + pt.S(p, fit(e.Type, 7)) + " " + fit(e.Reason, 18) + " " + clip(e.Message, max(10, w-40))
+			out = append(out, "  "+line)
+		}
+	}
+	held := false
+	for i := range l.Cells {
+		if l.Cells[i].State == lanes.Waiting && l.Cells[i].Reason == "Breakpoint" {
+			held = true
+		}
+	}
+	if held && d.Object != "" {
+		out = append(out, "", pt.S(pBold, "Stored object (held at a breakpoint)"))
+		for _, line := range strings.Split(strings.TrimRight(d.Object, "\n"), "\n") {
+			out = append(out, "  "+clip(line, w-2))
+		}
+	}
+	return out
+}
+
+// schedulingMatrix draws the node × plugin verdicts and scores of one attempt.
+func schedulingMatrix(m *Model, r *stages.SchedulingResult, w int) []string {
+	pt := &m.c.Paint
+	sy := m.c.Theme.Symbols
+	plugins := map[string]bool{}
+	for _, n := range r.Nodes {
+		for p := range n.Scores {
+			plugins[p] = true
+		}
+	}
+	names := make([]string, 0, len(plugins))
+	for p := range plugins {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	nodeW := 10
+	for _, n := range r.Nodes {
+		nodeW = max(nodeW, min(24, len(n.Node)))
+	}
+	colW := 8
+	header := "  " + fit("NODE", nodeW) + " " + fit("FILTER", 34)
+	for _, p := range names {
+		header += " " + fit(abbrevPlugin(p, colW), colW)
+	}
+	header += " TOTAL"
+	out := []string{pt.S(pMuted, clip(header, w))}
+	for _, n := range r.Nodes {
+		verdict := pt.S(pDone, fit(sy.Done+" fits", 34))
+		if n.Plugin != "" {
+			verdict = pt.S(pFailed, fit(sy.Failed+" "+n.Plugin+": "+n.Reason, 34))
+		}
+		line := "  " + fit(n.Node, nodeW) + " " + verdict
+		if n.Plugin == "" {
+			for _, p := range names {
+				line += " " + fit(fmt.Sprint(n.Scores[p]), colW)
+			}
+			line += " " + fmt.Sprint(n.Total)
+		}
+		if n.Node == r.Chosen {
+			line += pt.S(pAccent, "  "+sy.Cursor+" chosen")
+		}
+		out = append(out, clip(line, w))
+	}
+	if len(names) > 0 {
+		out = append(out, pt.S(pMuted, clip("  score plugins: "+strings.Join(names, ", "), w)))
+	}
+	return out
+}
+
+// abbrevPlugin shortens a plugin name to fit a column: NodeResourcesFit → NodeRes…
+func abbrevPlugin(p string, w int) string {
+	if len(p) <= w {
+		return p
+	}
+	return p[:w-1] + "…"
+}

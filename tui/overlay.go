@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// overlay is a box drawn over the screen that takes the keys while open.
+// update returns the overlay to keep (nil closes it).
+type overlay interface {
+	update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd)
+	// view returns the box's lines, at most w wide and h high.
+	view(m *Model, w, h int) []string
+	title() string
+}
+
+// helpOverlay shows every key.
+type helpOverlay struct{}
+
+func (*helpOverlay) title() string { return "Keys" }
+
+func (h *helpOverlay) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
+	if key.Matches(msg, m.c.Keys.Quit) && msg.String() == "ctrl+c" {
+		return nil, tea.Quit
+	}
+	return nil, nil // any key closes help
+}
+
+func (h *helpOverlay) view(m *Model, w, ht int) []string {
+	hm := help.New()
+	st := m.c.Theme.Styles
+	hm.Styles.FullKey, hm.Styles.FullDesc, hm.Styles.FullSeparator = st.HelpKey, st.HelpDesc, st.HelpSep
+	hm.SetWidth(w)
+	hm.FullSeparator = "   "
+	lines := strings.Split(hm.FullHelpView(m.c.Keys.FullHelp()), "\n")
+	lines = append(lines, "", m.c.Paint.S(pMuted, "Symbols: "+symbolLegend(m)), m.c.Paint.S(pMuted, "Press any key to close."))
+	return lines
+}
+
+func symbolLegend(m *Model) string {
+	sy := m.c.Theme.Symbols
+	return fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
+		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
+}
+
+// prompt asks for one line of text.
+type prompt struct {
+	label  string
+	input  lineInput
+	submit func(string) tea.Cmd
+}
+
+func newPrompt(label, value string, submit func(string) tea.Cmd) *prompt {
+	p := &prompt{label: label, submit: submit}
+	p.input.SetValue(value)
+	p.input.Focus()
+	return p
+}
+
+func (p *prompt) title() string { return "Input" }
+
+func (p *prompt) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
+	switch msg.String() {
+	case "enter":
+		return nil, p.submit(p.input.Value())
+	case "esc":
+		return nil, note("cancelled", false)
+	}
+	p.input.Update(msg)
+	return p, nil
+}
+
+func (p *prompt) view(m *Model, w, h int) []string {
+	return []string{m.c.Paint.S(pBold, p.label) + p.input.View(), "", m.c.Paint.S(pMuted, "enter to confirm, esc to cancel")}
+}
+
+// applyPicker offers the built-in workloads and a manifest file.
+type applyPicker struct {
+	items  []Workload
+	cursor int
+}
+
+func newApplyPicker(ws []Workload) *applyPicker {
+	items := append([]Workload(nil), ws...)
+	items = append(items, Workload{Name: "manifest file…", Description: "apply a YAML file from disk"})
+	return &applyPicker{items: items}
+}
+
+func (a *applyPicker) title() string { return "Apply" }
+
+func (a *applyPicker) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
+	k := &m.c.Keys
+	switch {
+	case key.Matches(msg, k.Up):
+		a.cursor = max(0, a.cursor-1)
+	case key.Matches(msg, k.Down):
+		a.cursor = min(len(a.items)-1, a.cursor+1)
+	case key.Matches(msg, k.Back):
+		return nil, nil
+	case key.Matches(msg, k.Enter):
+		if a.cursor == len(a.items)-1 {
+			p := newPrompt("Manifest file: ", "", func(path string) tea.Cmd {
+				path = strings.TrimSpace(path)
+				return do("applied "+path, func() error {
+					b, err := os.ReadFile(path)
+					if err != nil {
+						return fmt.Errorf("apply: %w", err)
+					}
+					return m.src.Apply(b)
+				})
+			})
+			return p, p.input.Focus()
+		}
+		w := a.items[a.cursor]
+		return nil, do("applied workload "+w.Name, func() error { return m.src.Apply(w.Manifest) })
+	}
+	return a, nil
+}
+
+func (a *applyPicker) view(m *Model, w, h int) []string {
+	out := []string{m.c.Paint.S(pMuted, "Pick a workload to apply (enter), esc to cancel"), ""}
+	for i, it := range a.items {
+		line := fit(it.Name, 20) + " " + it.Description
+		if i == a.cursor {
+			out = append(out, m.c.Paint.S(pSelected, fit(m.c.Theme.Symbols.Cursor+" "+line, w)))
+		} else {
+			out = append(out, "  "+clip(line, w-2))
+		}
+	}
+	return out
+}
+
+// drawOverlay draws the box centred over the body lines.
+func drawOverlay(m *Model, ov overlay, body []string, w, h int) []string {
+	bw := min(w-4, max(60, w*2/3))
+	bh := h - 2
+	inner := ov.view(m, bw-4, bh-2)
+	if len(inner) > bh-2 {
+		inner = inner[:bh-2]
+	}
+	pt := &m.c.Paint
+	box := make([]string, 0, len(inner)+2)
+	title := " " + ov.title() + " "
+	box = append(box, pt.S(pBorder, "╭─")+pt.S(pTitle, title)+pt.S(pBorder, strings.Repeat("─", max(0, bw-3-len([]rune(title))))+"╮"))
+	for _, l := range inner {
+		box = append(box, pt.S(pBorder, "│")+" "+fit(l, bw-4)+" "+pt.S(pBorder, "│"))
+	}
+	box = append(box, pt.S(pBorder, "╰"+strings.Repeat("─", bw-2)+"╯"))
+	top := max(0, (h-len(box))/2)
+	left := (w - bw) / 2
+	out := make([]string, max(h, len(body)))
+	copy(out, body)
+	for i, l := range box {
+		if top+i >= len(out) {
+			break
+		}
+		out[top+i] = spaces(left) + l
+	}
+	return out
+}

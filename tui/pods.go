@@ -1,0 +1,222 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/tui/lanes"
+)
+
+// shortNames label the stage columns when cells are narrow.
+var shortNames = map[stages.ID]string{
+	stages.Authn: "au", stages.Authz: "az", stages.Admission: "ad", stages.Persist: "pe",
+	stages.Reconcile: "rc", stages.Schedule: "sc", stages.Bind: "bi", stages.Kubelet: "kl",
+	stages.Sandbox: "sb", stages.CNI: "cn", stages.Pull: "pl", stages.Create: "cr",
+	stages.Start: "st", stages.Hooks: "hk", stages.Ready: "rd",
+}
+
+// laneLayout is the column geometry of the pods pane at one width.
+type laneLayout struct {
+	width              int
+	cell               int // width of one stage cell, separator included
+	name, node, status int
+	left               int // everything before the first cell
+}
+
+func newLaneLayout(width int) laneLayout {
+	n := len(stages.Lifecycle)
+	l := laneLayout{width: width}
+	if width < 110 {
+		l.cell = 3
+	} else {
+		l.cell = min(10, (width-44)/n)
+	}
+	l.left = width - n*l.cell
+	l.status = 12
+	if l.left >= 44 {
+		l.node = min(12, l.left-32)
+	}
+	l.name = l.left - 2 - l.status - 1
+	if l.node > 0 {
+		l.name -= l.node + 1
+	}
+	return l
+}
+
+// podsPane draws the swimlanes.
+type podsPane struct {
+	c     *Common
+	cache map[*lanes.Lane]laneCache
+}
+
+// laneCache is the drawn cells of a lane that shows nothing time-dependent.
+type laneCache struct {
+	version uint64
+	width   int
+	theme   string
+	cells   string
+}
+
+func newPodsPane(c *Common) *podsPane {
+	return &podsPane{c: c, cache: map[*lanes.Lane]laneCache{}}
+}
+
+// header draws the column titles.
+func (p *podsPane) header(lay laneLayout) string {
+	var b strings.Builder
+	b.WriteString("  ")
+	b.WriteString(fit("NAME", lay.name))
+	b.WriteByte(' ')
+	if lay.node > 0 {
+		b.WriteString(fit("NODE", lay.node))
+		b.WriteByte(' ')
+	}
+	b.WriteString(fit("STATUS", lay.status))
+	for _, id := range stages.Lifecycle {
+		label := string(id)
+		if lay.cell < 5 {
+			label = shortNames[id]
+		}
+		b.WriteString(fit(label, lay.cell))
+	}
+	return p.c.Paint.S(pBold, b.String())
+}
+
+// row draws one lane; sel is the selected stage index, or -1 when the lane is not selected.
+func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) string {
+	pt := &p.c.Paint
+	var b strings.Builder
+	b.Grow(lay.width + 15*24)
+	if sel >= 0 {
+		b.WriteString(pt.S(pAccent, p.c.Theme.Symbols.Cursor+" "))
+	} else {
+		b.WriteString("  ")
+	}
+	indent := strings.Repeat("  ", l.Depth)
+	name := l.Name
+	switch l.Kind {
+	case stages.KindDeployment:
+		name = p.c.Theme.Symbols.Expanded + " deploy/" + l.Name
+	case stages.KindReplicaSet:
+		name = p.c.Theme.Symbols.Expanded + " rs/" + l.Name
+	}
+	left := fit(indent+name, lay.name) + " "
+	if lay.node > 0 {
+		left += fit(l.Node, lay.node) + " "
+	}
+	st := fit(l.Status, lay.status)
+	if sel >= 0 {
+		b.WriteString(pt.S(pSelected, left))
+	} else if l.Kind != stages.KindPod {
+		b.WriteString(pt.S(pMuted, left))
+	} else {
+		b.WriteString(left)
+	}
+	b.WriteString(pt.S(statusPaint(l.Status), st))
+	if sel < 0 && !l.TimeDependent() {
+		c, ok := p.cache[l]
+		if !ok || c.version != l.Version || c.width != lay.width || c.theme != p.c.Theme.Name {
+			c = laneCache{version: l.Version, width: lay.width, theme: p.c.Theme.Name, cells: p.cells(l, lay, -1, now)}
+			p.cache[l] = c
+		}
+		b.WriteString(c.cells)
+	} else {
+		b.WriteString(p.cells(l, lay, sel, now))
+	}
+	return b.String()
+}
+
+func statusPaint(s string) int {
+	switch s {
+	case "Running", "Reconciled":
+		return pDone
+	case "Pending", "ContainerCreating", "Terminating", "Deleted":
+		return pMuted
+	}
+	return pFailed
+}
+
+func (p *podsPane) cells(l *lanes.Lane, lay laneLayout, sel int, now time.Time) string {
+	var b strings.Builder
+	for i := range stages.Lifecycle {
+		text, paint := p.cellText(&l.Cells[i], lay.cell-1, now)
+		text = fit(text, lay.cell-1)
+		if i == sel {
+			b.WriteString(p.c.Paint.S(pSelCell, text))
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteString(p.c.Paint.S(paint, text))
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// cellText is what a cell says in w cells, and its paint.
+func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
+	sy := &p.c.Theme.Symbols
+	wide := w >= 4
+	switch c.State {
+	case lanes.InProgress:
+		frame := sy.Spinner[int(now.UnixMilli()/100)%len(sy.Spinner)]
+		if !wide {
+			return frame, pRunning
+		}
+		return frame + fmtDur(now.Sub(c.Start)), pRunning
+	case lanes.Done:
+		if !wide {
+			return sy.Done, pDone
+		}
+		return sy.Done + fmtDur(c.Duration), pDone
+	case lanes.Failed:
+		if !wide {
+			return sy.Failed, pFailed
+		}
+		return sy.Failed + c.Reason, pFailed
+	case lanes.Retrying:
+		if !wide {
+			if c.Attempt > 1 && c.Attempt < 10 {
+				return sy.Retrying + strconv.Itoa(c.Attempt), pRetrying
+			}
+			return sy.Retrying, pRetrying
+		}
+		s := sy.Retrying + strconv.Itoa(c.Attempt)
+		if !c.NextTry.IsZero() {
+			s += " " + fmtDur(c.NextTry.Sub(now))
+		}
+		return s, pRetrying
+	case lanes.Waiting:
+		if !wide {
+			return sy.Waiting, pWaiting
+		}
+		if c.Reason == "Breakpoint" {
+			return sy.Waiting + "break", pWaiting
+		}
+		return sy.Waiting + fmtDur(now.Sub(c.Start)), pWaiting
+	}
+	return sy.Pending, pPending
+}
+
+// view draws the header line and the visible lanes, rows top..top+h-1.
+func (p *podsPane) view(rows []*lanes.Lane, width, h, top, selRow, selStage int, now time.Time) []string {
+	lay := newLaneLayout(width)
+	out := make([]string, 0, h)
+	out = append(out, p.header(lay))
+	if len(rows) == 0 {
+		out = append(out, "", p.c.Paint.S(pMuted, "  No pods yet. Press a to launch a demo workload or apply a manifest."))
+		return out
+	}
+	for i := top; i < len(rows) && len(out) < h; i++ {
+		sel := -1
+		if i == selRow {
+			sel = selStage
+		}
+		out = append(out, p.row(rows[i], lay, sel, now))
+	}
+	if len(p.cache) > 4*len(rows)+64 {
+		p.cache = map[*lanes.Lane]laneCache{} // lanes were dropped: start over
+	}
+	return out
+}

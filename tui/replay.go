@@ -1,0 +1,209 @@
+package tui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// ReplaySource replays a recorded JSON-lines event stream (one stages.Event
+// per line, the `podtrace run --headless` output) at the pace it was
+// recorded, scaled by a speed that the clock keys change. It is read-only.
+type ReplaySource struct {
+	name   string
+	events []stages.Event
+	c      chan stages.Event
+
+	mu      sync.Mutex
+	paused  bool
+	speed   float64 // 0 means as fast as possible
+	skip    bool    // fast-forward: emit the next event now
+	changed chan struct{}
+}
+
+// ReadEvents parses a JSON-lines event stream; blank lines are skipped and a
+// malformed line is reported by number.
+func ReadEvents(r io.Reader) ([]stages.Event, error) {
+	var out []stages.Event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		var e stages.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if !e.Stage.Valid() {
+			return nil, fmt.Errorf("line %d: unknown stage %q", n, e.Stage)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// NewReplaySource reads the whole recording from r. speed is how many
+// recorded seconds pass per real second; 0 replays as fast as the UI reads.
+func NewReplaySource(name string, r io.Reader, speed float64) (*ReplaySource, error) {
+	evs, err := ReadEvents(r)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", name, err)
+	}
+	return &ReplaySource{name: name, events: evs, c: make(chan stages.Event, 1024), speed: speed,
+		changed: make(chan struct{})}, nil
+}
+
+// Start replays the events on Events until the end or until ctx is done;
+// the channel is closed then.
+func (s *ReplaySource) Start(ctx context.Context) {
+	go s.run(ctx)
+}
+
+func (s *ReplaySource) run(ctx context.Context) {
+	defer close(s.c)
+	for i, e := range s.events {
+		if i > 0 {
+			if err := s.wait(ctx, e.Time.Sub(s.events[i-1].Time)); err != nil {
+				return
+			}
+		}
+		select {
+		case s.c <- e:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// wait sleeps d of recorded time, honouring pause, speed changes and fast-forward.
+func (s *ReplaySource) wait(ctx context.Context, d time.Duration) error {
+	for {
+		s.mu.Lock()
+		paused, speed, skip, changed := s.paused, s.speed, s.skip, s.changed
+		s.skip = false
+		s.mu.Unlock()
+		if skip || (!paused && (speed == 0 || d <= 0)) {
+			return nil
+		}
+		var timer *time.Timer
+		var tick <-chan time.Time
+		start := time.Now()
+		if !paused {
+			timer = time.NewTimer(time.Duration(float64(d) / speed))
+			tick = timer.C
+		}
+		select {
+		case <-tick:
+			return nil
+		case <-changed:
+			if timer != nil {
+				timer.Stop()
+				d -= time.Duration(float64(time.Since(start)) * speed)
+			}
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *ReplaySource) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+var errReadOnly = errors.New("read-only: this is a recording")
+
+// Name returns "recording NAME".
+func (s *ReplaySource) Name() string { return "recording " + s.name }
+
+// Events returns the replayed events.
+func (s *ReplaySource) Events() <-chan stages.Event { return s.c }
+
+// Status returns the read-only marker; a recording has no nodes or etcd to report.
+func (s *ReplaySource) Status() Status { return Status{ReadOnly: errReadOnly.Error()} }
+
+// Workloads returns none.
+func (s *ReplaySource) Workloads() []Workload { return nil }
+
+// Apply fails: a recording is read-only.
+func (s *ReplaySource) Apply([]byte) error { return errReadOnly }
+
+// DeletePod fails: a recording is read-only.
+func (s *ReplaySource) DeletePod(string, string) error { return errReadOnly }
+
+// Scale fails: a recording is read-only.
+func (s *ReplaySource) Scale(string, string, string, int) error { return errReadOnly }
+
+// PodDetail fails: a recording holds only stage events.
+func (s *ReplaySource) PodDetail(string, string) (PodDetail, error) {
+	return PodDetail{}, errors.New("a recording holds stage events only, not the stored objects")
+}
+
+// Faults returns nil: a recording cannot be broken.
+func (s *ReplaySource) Faults() FaultControl { return nil }
+
+// Clock returns the replay's pace controls.
+func (s *ReplaySource) Clock() ClockControl { return (*replayClock)(s) }
+
+type replayClock ReplaySource
+
+func (c *replayClock) Paused() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused
+}
+
+func (c *replayClock) Speed() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.speed
+}
+
+func (c *replayClock) SetPaused(p bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = p
+	(*ReplaySource)(c).notifyLocked()
+	return nil
+}
+
+func (c *replayClock) SetSpeed(v float64) error {
+	if v <= 0 {
+		return fmt.Errorf("speed %g: must be positive", v)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.speed = v
+	(*ReplaySource)(c).notifyLocked()
+	return nil
+}
+
+func (c *replayClock) FastForward() (time.Duration, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skip = true
+	(*ReplaySource)(c).notifyLocked()
+	return 0, nil
+}

@@ -1,0 +1,134 @@
+// Package tui is podtrace's terminal UI: a swimlane per pod, a detail pane
+// that teaches what each stage does, an events pane, a timeline, and keys to
+// apply workloads, break stages and drive the clock. It reads everything
+// through a Source and never imports the engine.
+package tui
+
+import (
+	"time"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Source is where the UI gets its events and sends its commands. The
+// embedded engine, a real cluster and a recording are Sources. A Source
+// that cannot do something returns an error saying why (for example "read-only:
+// attached to cluster prod"); Faults and Clock may return nil when the Source
+// has no such control.
+type Source interface {
+	// Name says what the UI is looking at: "embedded", "cluster prod", "recording run.jsonl".
+	Name() string
+	// Events delivers stage events; it is closed when the Source ends.
+	Events() <-chan stages.Event
+	// Status returns the facts for the header. It must be cheap: the UI calls it about once a second.
+	Status() Status
+	// Workloads lists the built-in demo workloads the apply key offers.
+	Workloads() []Workload
+	// Apply creates or updates the objects in a YAML or JSON manifest.
+	Apply(manifest []byte) error
+	// DeletePod deletes one pod.
+	DeletePod(namespace, name string) error
+	// Scale sets the replicas of a Deployment or ReplicaSet (kind is stages.KindDeployment or stages.KindReplicaSet).
+	Scale(namespace, kind, name string, replicas int) error
+	// PodDetail returns the object as stored: conditions, Kubernetes events, owner.
+	PodDetail(namespace, name string) (PodDetail, error)
+	// Faults returns the fault and breakpoint controls, or nil.
+	Faults() FaultControl
+	// Clock returns the clock controls, or nil.
+	Clock() ClockControl
+}
+
+// Status holds the header facts.
+type Status struct {
+	NodesReady, NodesTotal int
+	// Etcd is "healthy" or what is wrong with it; empty when not known.
+	Etcd string
+	// Runtime is the container runtime kind: "simulated", "containerd", or empty.
+	Runtime string
+	// ReadOnly, when set, says why commands are unavailable.
+	ReadOnly string
+}
+
+// Workload is a built-in demo workload.
+type Workload struct {
+	Name, Description string
+	Manifest          []byte
+}
+
+// PodDetail is a pod as stored, for the detail pane.
+type PodDetail struct {
+	Phase, Node, IP string
+	// Owner is "Kind/name" of the controlling owner, empty when none.
+	Owner      string
+	Conditions []Condition
+	Events     []K8sEvent
+	// Object is the stored object (YAML), shown while the pod is held at a breakpoint.
+	Object string
+}
+
+// Condition is one pod condition.
+type Condition struct {
+	Type, Status, Reason, Message string
+	LastTransition                time.Time
+}
+
+// K8sEvent is one core/v1 Event about the pod.
+type K8sEvent struct {
+	Type, Reason, Source, Message string
+	Count                         int
+	LastSeen                      time.Time
+}
+
+// FaultControl injects faults and manages breakpoints.
+type FaultControl interface {
+	// Variants lists the realistic failures a stage offers ("" first: the default).
+	Variants(stage stages.ID) []Variant
+	// Add injects a fault and returns it with its ID set.
+	Add(f stages.Fault) (stages.Fault, error)
+	// Remove deletes the fault with that ID.
+	Remove(id int) error
+	// List returns the active faults.
+	List() []stages.Fault
+	// SetBreakpoint stops pods in scope before stage.
+	SetBreakpoint(bp Breakpoint) error
+	// ClearBreakpoint removes a breakpoint equal to bp.
+	ClearBreakpoint(bp Breakpoint) error
+	// Breakpoints returns the breakpoints set.
+	Breakpoints() []Breakpoint
+	// Held returns the pods held at a breakpoint.
+	Held() []Held
+	// Step runs the held pod's stage and holds it before the next one.
+	Step(pod string) error
+	// Continue releases the held pod ("" releases every pod).
+	Continue(pod string) error
+}
+
+// Variant is one realistic failure of a stage.
+type Variant struct {
+	Name, Description string
+}
+
+// Breakpoint stops pods in Scope before Stage.
+type Breakpoint struct {
+	Stage stages.ID
+	Scope stages.Scope
+}
+
+// Held is a pod waiting at a breakpoint.
+type Held struct {
+	Pod   string // namespace/name
+	Stage stages.ID
+}
+
+// ClockControl drives the Source's clock.
+type ClockControl interface {
+	// Paused and Speed report the clock's state.
+	Paused() bool
+	Speed() float64
+	// SetPaused pauses or resumes the clock.
+	SetPaused(paused bool) error
+	// SetSpeed sets how many clock seconds pass per real second.
+	SetSpeed(speed float64) error
+	// FastForward jumps to the next pending timer (a back-off retry) and says how far it jumped.
+	FastForward() (time.Duration, error)
+}

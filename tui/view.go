@@ -1,0 +1,213 @@
+package tui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// eventsStrip is how many lines the events strip under the lanes takes on tall terminals.
+const eventsStrip = 8
+
+// noteTTL is how long a command's result stays in the footer.
+const noteTTL = 6 * time.Second
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// wideDetail reports whether the pods screen has room for the detail at its right.
+func (m *Model) wideDetail() bool { return m.screen == screenPods && m.c.Width >= 160 }
+
+// splitEvents reports whether the pods screen has room for an events strip below.
+func (m *Model) splitEvents() bool { return m.c.Height >= 36 }
+
+// View draws the whole screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "podtrace · " + m.src.Name()
+	return v
+}
+
+// Render returns the screen's text: the header, the active screen (with any
+// overlay over it) and the footer, exactly Height lines of at most Width cells.
+func (m *Model) Render() string {
+	w, h := m.c.Width, m.c.Height
+	now := m.engineNow()
+	lines := make([]string, 0, h)
+	lines = append(lines, m.headerLine(w), m.tabsLine(w))
+	bh := m.bodyHeight()
+	var body []string
+	switch m.screen {
+	case screenPods:
+		body = m.podsScreen(w, bh, now)
+	case screenEvents:
+		body = m.eventsView(w, bh, now)
+	case screenTimeline:
+		body = m.timelineView(w, bh, now)
+	case screenDetail:
+		body = m.detailView(w, bh, now)
+	}
+	if m.overlay != nil {
+		body = drawOverlay(m, m.overlay, body, w, bh)
+	}
+	for i := 0; i < bh; i++ {
+		if i < len(body) {
+			lines = append(lines, body[i])
+		} else {
+			lines = append(lines, "")
+		}
+	}
+	lines = append(lines, m.footerLine(w))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) podsScreen(w, h int, now time.Time) []string {
+	rows := m.store.Rows()
+	lw := w
+	dw := 0
+	if m.wideDetail() {
+		dw = min(72, w/3)
+		lw = w - dw - 1
+	}
+	laneH := h
+	if m.splitEvents() {
+		laneH = h - eventsStrip - 1
+	}
+	lanesOut := m.pods.view(rows, lw, laneH, m.top, m.sel, m.stage, now)
+	if dw > 0 {
+		det := m.detailView(dw, laneH, now)
+		sep := m.c.Paint.S(pBorder, "│")
+		for i := 0; i < laneH; i++ {
+			left := ""
+			if i < len(lanesOut) {
+				left = lanesOut[i]
+			}
+			right := ""
+			if i < len(det) {
+				right = det[i]
+			}
+			if i < len(lanesOut) {
+				lanesOut[i] = fit(left, lw) + sep + right
+			} else {
+				lanesOut = append(lanesOut, spaces(lw)+sep+right)
+			}
+		}
+	}
+	if !m.splitEvents() {
+		return lanesOut
+	}
+	for len(lanesOut) < laneH {
+		lanesOut = append(lanesOut, "")
+	}
+	lanesOut = append(lanesOut, m.c.Paint.S(pBorder, strings.Repeat("─", w)))
+	return append(lanesOut, m.eventsView(w, eventsStrip, now)...)
+}
+
+func (m *Model) headerLine(w int) string {
+	pt := &m.c.Paint
+	st := m.status
+	parts := []string{"podtrace", m.src.Name()}
+	if st.NodesTotal > 0 {
+		parts = append(parts, "nodes "+itoa(st.NodesReady)+"/"+itoa(st.NodesTotal)+" Ready")
+	}
+	if st.Etcd != "" {
+		parts = append(parts, "etcd "+st.Etcd)
+	}
+	if st.Runtime != "" {
+		parts = append(parts, st.Runtime)
+	}
+	if m.src.Clock() != nil {
+		state := "▶"
+		if m.paused {
+			state = "⏸ paused"
+		}
+		parts = append(parts, "clock "+fmtSpeed(m.speed)+" "+state)
+	}
+	parts = append(parts, "pods "+m.phaseSummary())
+	if st.ReadOnly != "" {
+		parts = append(parts, "read-only")
+	}
+	return pt.S(pHeader, fit(" "+strings.Join(parts, " │ "), w))
+}
+
+// phaseSummary is "3 Running, 1 Pending" in a fixed order.
+func (m *Model) phaseSummary() string {
+	counts := m.store.PhaseCounts()
+	order := []string{"Running", "Pending", "Failed", "Terminating", "Deleted"}
+	var parts []string
+	seen := map[string]bool{}
+	for _, p := range order {
+		seen[p] = true
+		if n := counts[p]; n > 0 {
+			parts = append(parts, itoa(n)+" "+p)
+		}
+	}
+	var rest []string
+	for p, n := range counts {
+		if !seen[p] && n > 0 {
+			rest = append(rest, itoa(n)+" "+p)
+		}
+	}
+	sort.Strings(rest)
+	parts = append(parts, rest...)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (m *Model) tabsLine(w int) string {
+	pt := &m.c.Paint
+	var b strings.Builder
+	b.WriteByte(' ')
+	for i, name := range screenNames {
+		if screen(i) == screenDetail && m.screen != screenDetail {
+			continue
+		}
+		if screen(i) == m.screen {
+			b.WriteString(pt.S(pTabActive, name))
+		} else {
+			b.WriteString(pt.S(pTab, name))
+		}
+		b.WriteString("  ")
+	}
+	right := ""
+	if f := m.store.Filter(); f != "" && !m.filtering {
+		right += "filter: " + f + "  "
+	}
+	if l := m.selected(); l != nil {
+		right += "stage " + string(m.selectedStage()) + "  " + itoa(m.sel+1) + "/" + itoa(len(m.store.Rows()))
+	}
+	if m.ended {
+		right += "  (source ended)"
+	}
+	left := b.String()
+	return left + clip(pt.S(pMuted, right), max(0, w-ansi.StringWidth(left)))
+}
+
+func (m *Model) footerLine(w int) string {
+	pt := &m.c.Paint
+	if m.filtering {
+		return clip(m.filter.View(), w)
+	}
+	if m.note != "" && m.c.Now().Sub(m.noteAt) < noteTTL {
+		if m.noteErr {
+			return pt.S(pError, clip(" "+m.note, w))
+		}
+		return pt.S(pAccent, clip(" "+m.note, w))
+	}
+	var b strings.Builder
+	b.WriteByte(' ')
+	for i, k := range m.c.Keys.ShortHelp() {
+		if i > 0 {
+			b.WriteString(pt.S(pBorder, " • "))
+		}
+		b.WriteString(pt.S(pAccent, k.Help().Key) + " " + pt.S(pMuted, k.Help().Desc))
+	}
+	return clip(b.String(), w)
+}
