@@ -58,6 +58,7 @@ type Clock struct {
 	// Virtual now is base + (real now − realBase) × speed while running,
 	// and base while paused. Every change of speed, pause or jump
 	// rebases: base becomes the virtual now, realBase the real now.
+	epoch    time.Time // virtual start instant, origin of heap keys
 	base     time.Time // virtual, no monotonic reading
 	realBase time.Time // real, with monotonic reading
 	last     time.Time // latest virtual instant handed out, so Now never goes back
@@ -82,6 +83,7 @@ func New(start time.Time, speed float64) *Clock {
 	}
 	start = start.Round(0)
 	c := &Clock{
+		epoch:    start,
 		base:     start,
 		realBase: time.Now(),
 		last:     start,
@@ -225,7 +227,7 @@ func (c *Clock) FastForward() (time.Duration, bool) {
 	if len(c.heap) == 0 {
 		return 0, false
 	}
-	d := max(c.heap[0].when.Sub(c.nowLocked(time.Now())), 0)
+	d := max(c.heap[0].t.when.Sub(c.nowLocked(time.Now())), 0)
 	c.jumpLocked(d)
 	return d, true
 }
@@ -238,7 +240,7 @@ func (c *Clock) NextDeadline() (time.Time, bool) {
 	if len(c.heap) == 0 {
 		return time.Time{}, false
 	}
-	return c.heap[0].when, true
+	return c.heap[0].t.when, true
 }
 
 // Pending returns how many timers and tickers are waiting to fire.
@@ -294,8 +296,11 @@ func (c *Clock) rescheduleLocked(rn time.Time) {
 		c.armed = false
 		return
 	}
-	when := c.heap[0].when
-	if c.armed && when.Equal(c.armedAt) {
+	when := c.heap[0].t.when
+	if c.armed && !c.armedAt.After(when) {
+		// Armed for this deadline or an earlier one (whose timer was
+		// stopped): an early wake-up finds nothing due and re-arms, which
+		// is cheaper than resetting the real timer on every Stop.
 		return
 	}
 	gap := when.Sub(c.nowLocked(rn))

@@ -1,7 +1,6 @@
 package clock
 
 import (
-	"container/heap"
 	"time"
 
 	kclock "k8s.io/utils/clock"
@@ -111,7 +110,7 @@ func (c *Clock) addLocked(t *timer, d time.Duration) {
 	t.when = now.Add(d)
 	c.seq++
 	t.seq = c.seq
-	heap.Push(&c.heap, t)
+	c.push(t)
 	if d <= 0 {
 		c.fireDueLocked(now)
 	}
@@ -123,9 +122,10 @@ func (c *Clock) addLocked(t *timer, d time.Duration) {
 func (c *Clock) stopLocked(t *timer) bool {
 	pending := false
 	if t.idx >= 0 {
-		heap.Remove(&c.heap, t.idx)
+		// The real timer stays armed: if t was the earliest, the wake-up
+		// finds nothing due and re-arms for the next one.
+		c.remove(t.idx)
 		pending = true
-		c.rescheduleLocked(time.Now())
 	}
 	if t.ch != nil {
 		select {
@@ -141,14 +141,14 @@ func (c *Clock) stopLocked(t *timer) bool {
 // One-shot timers leave the heap; tickers move to their next deadline
 // after now, skipping missed periods.
 func (c *Clock) fireDueLocked(now time.Time) {
-	for len(c.heap) > 0 && !c.heap[0].when.After(now) {
-		t := c.heap[0]
+	for len(c.heap) > 0 && !c.heap[0].t.when.After(now) {
+		t := c.heap[0].t
 		if t.period > 0 {
 			missed := now.Sub(t.when) / t.period
 			t.when = t.when.Add(t.period * (missed + 1))
-			heap.Fix(&c.heap, 0)
+			c.fixHead()
 		} else {
-			heap.Pop(&c.heap)
+			c.remove(0)
 		}
 		switch {
 		case t.fn != nil:
@@ -162,12 +162,21 @@ func (c *Clock) fireDueLocked(now time.Time) {
 	}
 }
 
-// timerHeap orders pending timers by deadline, then creation order.
-type timerHeap []*timer
+// timerHeap is a binary min-heap of pending timers ordered by deadline,
+// then creation order. Entries carry their sort key so that sifting
+// compares without dereferencing timers; it is hand-written rather than
+// container/heap to avoid boxing an entry on every push.
+type timerHeap []entry
 
-func (h timerHeap) Len() int { return len(h) }
+type entry struct {
+	key int64 // virtual deadline as nanoseconds since the clock's epoch
+	seq uint64
+	t   *timer
+}
 
-func (h timerHeap) Less(i, j int) bool { return earlier(h[i], h[j]) }
+func (a entry) less(b entry) bool {
+	return a.key < b.key || a.key == b.key && a.seq < b.seq
+}
 
 // earlier reports whether a fires before b.
 func earlier(a, b *timer) bool {
@@ -177,24 +186,76 @@ func earlier(a, b *timer) bool {
 	return a.seq < b.seq
 }
 
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx = i
-	h[j].idx = j
+func (h timerHeap) set(i int, e entry) {
+	h[i] = e
+	e.t.idx = i
 }
 
-func (h *timerHeap) Push(x any) {
-	t := x.(*timer)
-	t.idx = len(*h)
-	*h = append(*h, t)
+func (h timerHeap) up(i int) {
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.less(h[p]) {
+			break
+		}
+		h.set(i, h[p])
+		i = p
+	}
+	h.set(i, e)
 }
 
-func (h *timerHeap) Pop() any {
-	old := *h
-	n := len(old) - 1
-	t := old[n]
-	old[n] = nil
+// down sifts h[i] down; it reports whether it moved.
+func (h timerHeap) down(i int) bool {
+	e, n, i0 := h[i], len(h), i
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r].less(h[l]) {
+			m = r
+		}
+		if !h[m].less(e) {
+			break
+		}
+		h.set(i, h[m])
+		i = m
+	}
+	h.set(i, e)
+	return i > i0
+}
+
+// push adds t, whose when and seq are set.
+func (c *Clock) push(t *timer) {
+	c.heap = append(c.heap, entry{key: c.key(t.when), seq: t.seq, t: t})
+	c.heap.up(len(c.heap) - 1)
+}
+
+// remove takes the timer at index i out of the heap.
+func (c *Clock) remove(i int) *timer {
+	h := c.heap
+	t, last := h[i].t, len(h)-1
+	if i != last {
+		h.set(i, h[last])
+	}
+	h[last] = entry{}
+	c.heap = h[:last]
+	if i != last {
+		if !c.heap.down(i) {
+			c.heap.up(i)
+		}
+	}
 	t.idx = -1
-	*h = old[:n]
 	return t
 }
+
+// fixHead re-sorts heap[0] after its timer's deadline moved later.
+func (c *Clock) fixHead() {
+	c.heap[0].key = c.key(c.heap[0].t.when)
+	c.heap.down(0)
+}
+
+// key turns a virtual instant into a heap key, saturating for deadlines
+// centuries away.
+func (c *Clock) key(when time.Time) int64 { return int64(when.Sub(c.epoch)) }

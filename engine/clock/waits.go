@@ -73,8 +73,8 @@ func (c *Clock) Waits() []Wait {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ws []*timer
-	for _, t := range c.heap {
-		if t.label != "" {
+	for _, e := range c.heap {
+		if t := e.t; t.label != "" {
 			ws = append(ws, t)
 		}
 	}
@@ -102,8 +102,8 @@ func (c *Clock) FastForwardWait() (Wait, time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var next *timer
-	for _, t := range c.heap {
-		if t.label != "" && (next == nil || earlier(t, next)) {
+	for _, e := range c.heap {
+		if t := e.t; t.label != "" && (next == nil || earlier(t, next)) {
 			next = t
 		}
 	}
