@@ -47,6 +47,9 @@ func (s *Scheduler) handleFailure(ctx context.Context, span *trace.Span, pi *que
 	var next time.Time
 	cur, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
 	requeue := err == nil && cur.UID == pod.UID && cur.Spec.NodeName == ""
+	if requeue {
+		pi.PodInfo = framework.NewPodInfo(cur)
+	}
 	switch {
 	case !requeue:
 		s.queue.Done(pod.UID)
