@@ -134,6 +134,25 @@ func fmtDur(d time.Duration) string {
 	return strconv.Itoa(int(d/time.Hour)) + "h"
 }
 
+// fmtDur4 renders a duration in at most four characters, for narrow cells:
+// 12ms, 0.4s, 9.5s, 45s, 12m, 3h.
+func fmtDur4(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < 100*time.Millisecond:
+		return strconv.Itoa(int(d/time.Millisecond)) + "ms"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < 100*time.Second:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < 100*time.Minute:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Hour)) + "h"
+}
+
 func pad2(n int) string {
 	if n < 10 {
 		return "0" + strconv.Itoa(n)

@@ -124,7 +124,10 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 	cmds := []string{"kubectl describe " + kind + " " + l.Name + " -n " + l.Namespace,
 		"kubectl get events -n " + l.Namespace + " --field-selector involvedObject.name=" + l.Name}
 	for _, f := range stageCommands[id] {
-		cmds = append(cmds, fmt.Sprintf(f, l.Name, l.Namespace))
+		if strings.Contains(f, "%[") {
+			f = fmt.Sprintf(f, l.Name, l.Namespace)
+		}
+		cmds = append(cmds, f)
 	}
 	for _, cmd := range cmds {
 		add("  " + pt.S(pAccent, clip("$ "+cmd, w-2)))
@@ -214,16 +217,17 @@ func schedulingMatrix(m *Model, r *stages.SchedulingResult, w int) []string {
 		nodeW = max(nodeW, min(24, len(n.Node)))
 	}
 	colW := 8
-	header := "  " + fit("NODE", nodeW) + " " + fit("FILTER", 34)
+	filterW := max(20, min(60, w-2-nodeW-1-len(names)*(colW+1)-6-10))
+	header := "  " + fit("NODE", nodeW) + " " + fit("FILTER", filterW)
 	for _, p := range names {
 		header += " " + fit(abbrevPlugin(p, colW), colW)
 	}
 	header += " TOTAL"
 	out := []string{pt.S(pMuted, clip(header, w))}
 	for _, n := range r.Nodes {
-		verdict := pt.S(pDone, fit(sy.Done+" fits", 34))
+		verdict := pt.S(pDone, fit(sy.Done+" fits", filterW))
 		if n.Plugin != "" {
-			verdict = pt.S(pFailed, fit(sy.Failed+" "+n.Plugin+": "+n.Reason, 34))
+			verdict = pt.S(pFailed, fit(sy.Failed+" "+n.Plugin+": "+n.Reason, filterW))
 		}
 		line := "  " + fit(n.Node, nodeW) + " " + verdict
 		if n.Plugin == "" {

@@ -83,7 +83,7 @@ func (m *Model) eventsView(w, h int, now time.Time) []string {
 	pt := &m.c.Paint
 	ageW, reasonW, objW := 9, 22, 32
 	if w < 120 {
-		ageW, reasonW, objW = 7, 17, 22
+		ageW, reasonW, objW = 9, 17, 20
 	}
 	msgW := max(10, w-ageW-reasonW-objW-7-4)
 	header := fit("LAST SEEN", ageW) + " " + fit("TYPE", 7) + " " + fit("REASON", reasonW) + " " + fit("OBJECT", objW) + " MESSAGE"

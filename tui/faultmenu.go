@@ -61,6 +61,9 @@ func newFaultMenu(fc FaultControl, stage stages.ID, l *lanes.Lane) *faultMenu {
 	if fm.pod == "" {
 		fm.scope = 2 // no pod selected: every pod
 	}
+	for fm.cursor < len(fm.items)-1 && fm.items[fm.cursor].remove != 0 {
+		fm.cursor++ // start on the first fault to inject
+	}
 	return fm
 }
 
@@ -122,8 +125,7 @@ func (fm *faultMenu) view(m *Model, w, h int) []string {
 	info := fm.stage.Describe()
 	out := []string{pt.S(pMuted, clip(info.Component+": "+info.Summary, w))}
 	scopeLine := "scope (tab): "
-	for i, s := range fm.scopes() {
-		label := s.String()
+	for i, label := range []string{"this pod", "its node " + fm.node, "every pod"} {
 		if !fm.scopeOK(i) {
 			continue
 		}
@@ -133,7 +135,7 @@ func (fm *faultMenu) view(m *Model, w, h int) []string {
 			scopeLine += label + " "
 		}
 	}
-	out = append(out, scopeLine, "")
+	out = append(out, scopeLine, pt.S(pMuted, clip("target: "+fm.scopes()[fm.scope].String(), w)), "")
 	// Keep the cursor visible when the list is longer than the box.
 	avail := max(1, h-len(out)-1)
 	start := 0

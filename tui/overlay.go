@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // overlay is a box drawn over the screen that takes the keys while open.
@@ -31,22 +31,35 @@ func (h *helpOverlay) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
 	return nil, nil // any key closes help
 }
 
+// view lays every binding out in as many columns of colW as fit, group after group.
 func (h *helpOverlay) view(m *Model, w, ht int) []string {
-	hm := help.New()
-	st := m.c.Theme.Styles
-	hm.Styles.FullKey, hm.Styles.FullDesc, hm.Styles.FullSeparator = st.HelpKey, st.HelpDesc, st.HelpSep
-	hm.SetWidth(w)
-	hm.FullSeparator = "   "
-	lines := strings.Split(hm.FullHelpView(m.c.Keys.FullHelp()), "\n")
-	lines = append(lines, "", m.c.Paint.S(pMuted, "Symbols: "+symbolLegend(m)), m.c.Paint.S(pMuted, "Press any key to close."))
-	return lines
+	pt := &m.c.Paint
+	const colW = 24
+	cols := max(1, w/colW)
+	var cells []string
+	for _, group := range m.c.Keys.FullHelp() {
+		for _, b := range group {
+			hb := b.Help()
+			cells = append(cells, pt.S(pAccent, fit(hb.Key, 6))+" "+pt.S(pMuted, fit(hb.Desc, colW-8)))
+		}
+	}
+	rows := (len(cells) + cols - 1) / cols
+	lines := make([]string, rows)
+	for i, c := range cells {
+		lines[i%rows] += c + " "
+	}
+	sy := m.c.Theme.Symbols
+	legend := fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
+		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
+	lines = append(lines, "", pt.S(pBold, "Cells"))
+	for _, l := range strings.Split(ansi.Wordwrap(legend, w, ""), "\n") {
+		lines = append(lines, pt.S(pMuted, l))
+	}
+	return append(lines, "", pt.S(pMuted, "Press any key to close."))
 }
 
-func symbolLegend(m *Model) string {
-	sy := m.c.Theme.Symbols
-	return fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
-		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
-}
+// wide makes the help box use the whole width.
+func (h *helpOverlay) wide() bool { return true }
 
 // prompt asks for one line of text.
 type prompt struct {
@@ -138,6 +151,9 @@ func (a *applyPicker) view(m *Model, w, h int) []string {
 // drawOverlay draws the box centred over the body lines.
 func drawOverlay(m *Model, ov overlay, body []string, w, h int) []string {
 	bw := min(w-4, max(60, w*2/3))
+	if wd, ok := ov.(interface{ wide() bool }); ok && wd.wide() {
+		bw = min(w-2, 100)
+	}
 	bh := h - 2
 	inner := ov.view(m, bw-4, bh-2)
 	if len(inner) > bh-2 {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui/lanes"
 )
@@ -15,6 +17,14 @@ var shortNames = map[stages.ID]string{
 	stages.Reconcile: "rc", stages.Schedule: "sc", stages.Bind: "bi", stages.Kubelet: "kl",
 	stages.Sandbox: "sb", stages.CNI: "cn", stages.Pull: "pl", stages.Create: "cr",
 	stages.Start: "st", stages.Hooks: "hk", stages.Ready: "rd",
+}
+
+// medNames label the stage columns when full names do not fit.
+var medNames = map[stages.ID]string{
+	stages.Authn: "autn", stages.Authz: "autz", stages.Admission: "adm", stages.Persist: "pers",
+	stages.Reconcile: "rec", stages.Schedule: "schd", stages.Bind: "bind", stages.Kubelet: "kubl",
+	stages.Sandbox: "sbox", stages.CNI: "cni", stages.Pull: "pull", stages.Create: "crea",
+	stages.Start: "strt", stages.Hooks: "hook", stages.Ready: "rdy",
 }
 
 // laneLayout is the column geometry of the pods pane at one width.
@@ -31,10 +41,13 @@ func newLaneLayout(width int) laneLayout {
 	if width < 110 {
 		l.cell = 3
 	} else {
-		l.cell = min(10, (width-44)/n)
+		l.cell = min(10, (width-30)/n)
 	}
 	l.left = width - n*l.cell
-	l.status = 12
+	l.status = 11
+	if width >= 110 {
+		l.status = 12
+	}
 	if l.left >= 44 {
 		l.node = min(12, l.left-32)
 	}
@@ -76,10 +89,14 @@ func (p *podsPane) header(lay laneLayout) string {
 	b.WriteString(fit("STATUS", lay.status))
 	for _, id := range stages.Lifecycle {
 		label := string(id)
-		if lay.cell < 5 {
+		if len(label) > lay.cell-1 {
+			label = medNames[id]
+		}
+		if len(label) > lay.cell-1 {
 			label = shortNames[id]
 		}
-		b.WriteString(fit(label, lay.cell))
+		b.WriteString(fit(label, lay.cell-1))
+		b.WriteByte(' ')
 	}
 	return p.c.Paint.S(pBold, b.String())
 }
@@ -94,19 +111,18 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	} else {
 		b.WriteString("  ")
 	}
-	indent := strings.Repeat("  ", l.Depth)
-	name := l.Name
+	prefix := spaces(l.Depth)
 	switch l.Kind {
 	case stages.KindDeployment:
-		name = p.c.Theme.Symbols.Expanded + " deploy/" + l.Name
+		prefix += p.c.Theme.Symbols.Expanded + " deploy/"
 	case stages.KindReplicaSet:
-		name = p.c.Theme.Symbols.Expanded + " rs/" + l.Name
+		prefix += p.c.Theme.Symbols.Expanded + " rs/"
 	}
-	left := fit(indent+name, lay.name) + " "
+	left := fit(prefix+midTrunc(l.Name, lay.name-ansi.StringWidth(prefix)), lay.name) + " "
 	if lay.node > 0 {
 		left += fit(l.Node, lay.node) + " "
 	}
-	st := fit(l.Status, lay.status)
+	st := fit(l.Status, lay.status-1)
 	if sel >= 0 {
 		b.WriteString(pt.S(pSelected, left))
 	} else if l.Kind != stages.KindPod {
@@ -115,6 +131,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 		b.WriteString(left)
 	}
 	b.WriteString(pt.S(statusPaint(l.Status), st))
+	b.WriteByte(' ')
 	if sel < 0 && !l.TimeDependent() {
 		c, ok := p.cache[l]
 		if !ok || c.version != l.Version || c.width != lay.width || c.theme != p.c.Theme.Name {
@@ -126,6 +143,17 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 		b.WriteString(p.cells(l, lay, sel, now))
 	}
 	return b.String()
+}
+
+// midTrunc shortens an ASCII name to w by cutting its middle, keeping the
+// start and the distinguishing suffix: web-7d…f4-2xk9p.
+func midTrunc(s string, w int) string {
+	if len(s) <= w || w < 5 {
+		return s
+	}
+	tail := (w - 1) * 3 / 5
+	head := w - 1 - tail
+	return s[:head] + "…" + s[len(s)-tail:]
 }
 
 func statusPaint(s string) int {
@@ -164,12 +192,12 @@ func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
 		if !wide {
 			return frame, pRunning
 		}
-		return frame + fmtDur(now.Sub(c.Start)), pRunning
+		return frame + fmtDur4(now.Sub(c.Start)), pRunning
 	case lanes.Done:
 		if !wide {
 			return sy.Done, pDone
 		}
-		return sy.Done + fmtDur(c.Duration), pDone
+		return sy.Done + fmtDur4(c.Duration), pDone
 	case lanes.Failed:
 		if !wide {
 			return sy.Failed, pFailed
@@ -182,11 +210,13 @@ func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
 			}
 			return sy.Retrying, pRetrying
 		}
-		s := sy.Retrying + strconv.Itoa(c.Attempt)
-		if !c.NextTry.IsZero() {
-			s += " " + fmtDur(c.NextTry.Sub(now))
+		if c.NextTry.IsZero() {
+			return sy.Retrying + strconv.Itoa(c.Attempt), pRetrying
 		}
-		return s, pRetrying
+		if w < 7 {
+			return sy.Retrying + fmtDur4(c.NextTry.Sub(now)), pRetrying
+		}
+		return sy.Retrying + strconv.Itoa(c.Attempt) + " " + fmtDur4(c.NextTry.Sub(now)), pRetrying
 	case lanes.Waiting:
 		if !wide {
 			return sy.Waiting, pWaiting
@@ -194,7 +224,7 @@ func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
 		if c.Reason == "Breakpoint" {
 			return sy.Waiting + "break", pWaiting
 		}
-		return sy.Waiting + fmtDur(now.Sub(c.Start)), pWaiting
+		return sy.Waiting + fmtDur4(now.Sub(c.Start)), pWaiting
 	}
 	return sy.Pending, pPending
 }

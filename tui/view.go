@@ -111,28 +111,49 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 func (m *Model) headerLine(w int) string {
 	pt := &m.c.Paint
 	st := m.status
-	parts := []string{"podtrace", m.src.Name()}
+	// Each fact has a long and a short form; the short ones are used when the line is too long.
+	type fact struct{ long, short string }
+	facts := []fact{{"podtrace", ""}, {m.src.Name(), m.src.Name()}}
 	if st.NodesTotal > 0 {
-		parts = append(parts, "nodes "+itoa(st.NodesReady)+"/"+itoa(st.NodesTotal)+" Ready")
+		n := itoa(st.NodesReady) + "/" + itoa(st.NodesTotal)
+		facts = append(facts, fact{"nodes " + n + " Ready", "nodes " + n})
 	}
 	if st.Etcd != "" {
-		parts = append(parts, "etcd "+st.Etcd)
+		facts = append(facts, fact{"etcd " + st.Etcd, "etcd " + st.Etcd})
 	}
 	if st.Runtime != "" {
-		parts = append(parts, st.Runtime)
+		facts = append(facts, fact{st.Runtime, ""})
 	}
 	if m.src.Clock() != nil {
-		state := "▶"
+		state, short := "▶", "▶"
 		if m.paused {
-			state = "⏸ paused"
+			state, short = "⏸ paused", "⏸"
 		}
-		parts = append(parts, "clock "+fmtSpeed(m.speed)+" "+state)
+		facts = append(facts, fact{"clock " + fmtSpeed(m.speed) + " " + state, fmtSpeed(m.speed) + " " + short})
 	}
-	parts = append(parts, "pods "+m.phaseSummary())
+	ps := m.phaseSummary()
+	facts = append(facts, fact{"pods " + ps, ps})
 	if st.ReadOnly != "" {
-		parts = append(parts, "read-only")
+		facts = append(facts, fact{"read-only", "read-only"})
 	}
-	return pt.S(pHeader, fit(" "+strings.Join(parts, " │ "), w))
+	join := func(short bool) string {
+		var parts []string
+		for _, f := range facts {
+			s := f.long
+			if short {
+				s = f.short
+			}
+			if s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return " " + strings.Join(parts, " │ ")
+	}
+	line := join(false)
+	if ansi.StringWidth(line) > w {
+		line = join(true)
+	}
+	return pt.S(pHeader, fit(line, w))
 }
 
 // phaseSummary is "3 Running, 1 Pending" in a fixed order.
