@@ -54,7 +54,6 @@ func Aggregate(roles []*rbacv1.ClusterRole) {
 	}
 }
 
-
 func ruleExists(haystack []rbacv1.PolicyRule, needle rbacv1.PolicyRule) bool {
 	for _, curr := range haystack {
 		if equality.Semantic.DeepEqual(curr, needle) {
