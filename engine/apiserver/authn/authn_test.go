@@ -187,3 +187,24 @@ func TestUnionJoinsErrorsOnlyWhenNobodyFound(t *testing.T) {
 		t.Errorf("none = %v %v, want not found without error", ok, err)
 	}
 }
+
+func TestX509CredentialID(t *testing.T) {
+	b, err := pki.Ensure(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(b.AdminCertPEM, b.AdminKeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/api", nil)
+	req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{pair.Leaf}}
+	u, ok, err := NewX509(b.ClientCertPool()).AuthenticateRequest(req)
+	if !ok || err != nil {
+		t.Fatalf("admin cert: %v %v", ok, err)
+	}
+	ids := u.Extra[CredentialIDKey]
+	if len(ids) != 1 || !strings.HasPrefix(ids[0], "X509SHA256=") || len(ids[0]) != len("X509SHA256=")+64 {
+		t.Errorf("credential id = %q, want X509SHA256=<64 hex digits>", ids)
+	}
+}

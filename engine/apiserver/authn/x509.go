@@ -1,12 +1,18 @@
 package authn
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
 	"time"
 )
+
+// CredentialIDKey is the Extra key naming the credential a user presented,
+// as kube-apiserver sets it for client certificates.
+const CredentialIDKey = "authentication.kubernetes.io/credential-id"
 
 // X509 authenticates requests by their TLS client certificate, verified
 // against Roots for client authentication. The user is the certificate's
@@ -45,9 +51,11 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 	if leaf.Subject.CommonName == "" {
 		return nil, false, nil
 	}
+	fingerprint := sha256.Sum256(leaf.Raw)
 	return &User{
 		Name:            leaf.Subject.CommonName,
 		Groups:          slices.Clone(leaf.Subject.Organization),
+		Extra:           map[string][]string{CredentialIDKey: {"X509SHA256=" + hex.EncodeToString(fingerprint[:])}},
 		AuthenticatedBy: MethodX509,
 	}, true, nil
 }
@@ -60,7 +68,7 @@ func certificateIdentifier(c *x509.Certificate) string {
 
 func hexColons(b []byte) string {
 	if len(b) == 0 {
-		return "<none>"
+		return ""
 	}
 	const digits = "0123456789ABCDEF"
 	out := make([]byte, 0, len(b)*3-1)
