@@ -85,6 +85,12 @@ func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	if plain(s) {
+		if len(s) > w {
+			return s[:w-1] + "…"
+		}
+		return s + spaces(w-len(s))
+	}
 	sw := ansi.StringWidth(s)
 	if sw > w {
 		return ansi.Truncate(s, w, "…")
@@ -97,10 +103,35 @@ func clip(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	if plain(s) {
+		if len(s) > w {
+			return s[:w-1] + "…"
+		}
+		return s
+	}
 	if ansi.StringWidth(s) > w {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s
+}
+
+// plain reports whether s is printable ASCII without escapes, so that its
+// width is its length.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// width returns the cells s takes on screen.
+func width(s string) int {
+	if plain(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
 }
 
 var spaceRun = strings.Repeat(" ", 512)

@@ -64,12 +64,12 @@ type podsPane struct {
 	cache map[*lanes.Lane]laneCache
 }
 
-// laneCache is the drawn cells of a lane that shows nothing time-dependent.
+// laneCache is the drawn row of a lane that shows nothing time-dependent.
 type laneCache struct {
 	version uint64
 	width   int
 	theme   string
-	cells   string
+	row     string
 }
 
 func newPodsPane(c *Common) *podsPane {
@@ -104,6 +104,12 @@ func (p *podsPane) header(lay laneLayout) string {
 // row draws one lane; sel is the selected stage index, or -1 when the lane is not selected.
 func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) string {
 	pt := &p.c.Paint
+	static := sel < 0 && !l.TimeDependent()
+	if static {
+		if c, ok := p.cache[l]; ok && c.version == l.Version && c.width == lay.width && c.theme == p.c.Theme.Name {
+			return c.row
+		}
+	}
 	var b strings.Builder
 	b.Grow(lay.width + 15*24)
 	if sel >= 0 {
@@ -132,17 +138,12 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	}
 	b.WriteString(pt.S(statusPaint(l.Status), st))
 	b.WriteByte(' ')
-	if sel < 0 && !l.TimeDependent() {
-		c, ok := p.cache[l]
-		if !ok || c.version != l.Version || c.width != lay.width || c.theme != p.c.Theme.Name {
-			c = laneCache{version: l.Version, width: lay.width, theme: p.c.Theme.Name, cells: p.cells(l, lay, -1, now)}
-			p.cache[l] = c
-		}
-		b.WriteString(c.cells)
-	} else {
-		b.WriteString(p.cells(l, lay, sel, now))
+	p.cells(&b, l, lay, sel, now)
+	row := b.String()
+	if static {
+		p.cache[l] = laneCache{version: l.Version, width: lay.width, theme: p.c.Theme.Name, row: row}
 	}
-	return b.String()
+	return row
 }
 
 // midTrunc shortens an ASCII name to w by cutting its middle, keeping the
@@ -166,67 +167,73 @@ func statusPaint(s string) int {
 	return pFailed
 }
 
-func (p *podsPane) cells(l *lanes.Lane, lay laneLayout, sel int, now time.Time) string {
-	var b strings.Builder
+func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel int, now time.Time) {
+	pt := &p.c.Paint
 	for i := range stages.Lifecycle {
-		text, paint := p.cellText(&l.Cells[i], lay.cell-1, now)
-		text = fit(text, lay.cell-1)
+		sym, rest, paint := p.cellParts(&l.Cells[i], lay.cell-1, now)
+		rest = fit(rest, lay.cell-2) // symbols are one cell wide (themes tests it)
 		if i == sel {
-			b.WriteString(p.c.Paint.S(pSelCell, text))
-			b.WriteByte(' ')
-			continue
+			paint = pSelCell
 		}
-		b.WriteString(p.c.Paint.S(paint, text))
+		b.WriteString(pt.open[paint])
+		b.WriteString(sym)
+		b.WriteString(rest)
+		b.WriteString(pt.close[paint])
 		b.WriteByte(' ')
 	}
-	return b.String()
 }
 
 // cellText is what a cell says in w cells, and its paint.
 func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
+	sym, rest, paint := p.cellParts(c, w, now)
+	return sym + rest, paint
+}
+
+// cellParts is a cell's symbol, the text after it, and its paint.
+func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, string, int) {
 	sy := &p.c.Theme.Symbols
 	wide := w >= 4
 	switch c.State {
 	case lanes.InProgress:
 		frame := sy.Spinner[int(now.UnixMilli()/100)%len(sy.Spinner)]
 		if !wide {
-			return frame, pRunning
+			return frame, "", pRunning
 		}
-		return frame + fmtDur4(now.Sub(c.Start)), pRunning
+		return frame, fmtDur4(now.Sub(c.Start)), pRunning
 	case lanes.Done:
 		if !wide {
-			return sy.Done, pDone
+			return sy.Done, "", pDone
 		}
-		return sy.Done + fmtDur4(c.Duration), pDone
+		return sy.Done, fmtDur4(c.Duration), pDone
 	case lanes.Failed:
 		if !wide {
-			return sy.Failed, pFailed
+			return sy.Failed, "", pFailed
 		}
-		return sy.Failed + c.Reason, pFailed
+		return sy.Failed, c.Reason, pFailed
 	case lanes.Retrying:
 		if !wide {
 			if c.Attempt > 1 && c.Attempt < 10 {
-				return sy.Retrying + strconv.Itoa(c.Attempt), pRetrying
+				return sy.Retrying, strconv.Itoa(c.Attempt), pRetrying
 			}
-			return sy.Retrying, pRetrying
+			return sy.Retrying, "", pRetrying
 		}
 		if c.NextTry.IsZero() {
-			return sy.Retrying + strconv.Itoa(c.Attempt), pRetrying
+			return sy.Retrying, strconv.Itoa(c.Attempt), pRetrying
 		}
 		if w < 7 {
-			return sy.Retrying + fmtDur4(c.NextTry.Sub(now)), pRetrying
+			return sy.Retrying, fmtDur4(c.NextTry.Sub(now)), pRetrying
 		}
-		return sy.Retrying + strconv.Itoa(c.Attempt) + " " + fmtDur4(c.NextTry.Sub(now)), pRetrying
+		return sy.Retrying, strconv.Itoa(c.Attempt) + " " + fmtDur4(c.NextTry.Sub(now)), pRetrying
 	case lanes.Waiting:
 		if !wide {
-			return sy.Waiting, pWaiting
+			return sy.Waiting, "", pWaiting
 		}
 		if c.Reason == "Breakpoint" {
-			return sy.Waiting + "break", pWaiting
+			return sy.Waiting, "break", pWaiting
 		}
-		return sy.Waiting + fmtDur4(now.Sub(c.Start)), pWaiting
+		return sy.Waiting, fmtDur4(now.Sub(c.Start)), pWaiting
 	}
-	return sy.Pending, pPending
+	return sy.Pending, "", pPending
 }
 
 // view draws the header line and the visible lanes, rows top..top+h-1.

@@ -92,7 +92,10 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 				right = det[i]
 			}
 			if i < len(lanesOut) {
-				lanesOut[i] = fit(left, lw) + sep + right
+				if len(rows) == 0 {
+					left = fit(left, lw) // lane rows are exactly lw wide already
+				}
+				lanesOut[i] = left + sep + right
 			} else {
 				lanesOut = append(lanesOut, spaces(lw)+sep+right)
 			}
