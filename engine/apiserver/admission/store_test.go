@@ -13,7 +13,7 @@ import (
 
 // memStore is an in-memory Store with resourceVersions and optimistic
 // concurrency, standing in for the API server's etcd-backed store in these
-// tests. The hooks, when set, run before the operation and may fail it.
+// tests. The hooks, when set, run around the operation and may fail it.
 type memStore struct {
 	mu      sync.Mutex
 	rv      int
@@ -21,7 +21,7 @@ type memStore struct {
 	updates int
 
 	beforeUpdate func(obj runtime.Object) error
-	listErr      func(resource string) error
+	afterList    func(resource string) error
 }
 
 func newMemStore(objs map[string][]runtime.Object) *memStore {
@@ -57,18 +57,18 @@ func (s *memStore) Get(_ context.Context, resource, namespace, name string) (run
 }
 
 func (s *memStore) List(_ context.Context, resource, namespace string) ([]runtime.Object, error) {
-	if s.listErr != nil {
-		if err := s.listErr(resource); err != nil {
-			return nil, err
-		}
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []runtime.Object
 	for k, o := range s.objs {
 		acc, _ := meta.Accessor(o)
 		if k == key(resource, acc.GetNamespace(), acc.GetName()) && (namespace == "" || acc.GetNamespace() == namespace) {
 			out = append(out, o.DeepCopyObject())
+		}
+	}
+	s.mu.Unlock()
+	if s.afterList != nil {
+		if err := s.afterList(resource); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
