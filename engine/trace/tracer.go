@@ -87,6 +87,25 @@ func (t *Tracer) BeginAt(ref Ref, stage stages.ID, component string, start time.
 	return s
 }
 
+// BeginWith is Begin with edit applied to every event of the span,
+// the started one included (for example the container and attempt of a
+// per-container stage).
+func (t *Tracer) BeginWith(ref Ref, stage stages.ID, component string, edit func(*stages.Event)) *Span {
+	if t == nil {
+		return &Span{}
+	}
+	start := t.clock.Now()
+	s := &Span{t: t, start: start, base: stages.Event{Kind: ref.Kind, Namespace: ref.Namespace, Pod: ref.Name,
+		UID: ref.UID, Node: ref.Node, Stage: stage, Component: component, Attempt: 1}}
+	if edit != nil {
+		edit(&s.base)
+	}
+	e := s.base
+	e.Time, e.Status = start, stages.Started
+	t.Emit(e)
+	return s
+}
+
 // With lets the caller set extra fields (container, user, verb, attempt) on
 // every event of the span; it returns the span.
 func (s *Span) With(f func(*stages.Event)) *Span {
@@ -140,3 +159,21 @@ func (s *Span) Retry(reason, message string, next time.Time) {
 
 // Wait reports that the stage is held (for example at a breakpoint).
 func (s *Span) Wait(reason, message string) { s.end(stages.Waiting, reason, message, nil) }
+
+// Record emits a finished stage whose start and end are already known: a
+// started event at start and an event with status at end.
+func (t *Tracer) Record(ref Ref, stage stages.ID, component string, start, end time.Time,
+	status stages.Status, reason, message string, edit func(*stages.Event)) {
+	if t == nil {
+		return
+	}
+	e := stages.Event{Time: start, Kind: ref.Kind, Namespace: ref.Namespace, Pod: ref.Name, UID: ref.UID,
+		Node: ref.Node, Stage: stage, Status: stages.Started, Component: component, Attempt: 1}
+	if edit != nil {
+		edit(&e)
+	}
+	t.Emit(e)
+	e.Time, e.Status, e.Reason, e.Message = end, status, reason, message
+	e.DurationMs = float64(end.Sub(start).Microseconds()) / 1000
+	t.Emit(e)
+}

@@ -1,0 +1,325 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// windowSize is how many recent changes a cacher keeps for watches that
+// resume from an older resourceVersion; older ones get 410 Gone.
+const windowSize = 10000
+
+// cached is one object as the cache holds it, with what selectors need.
+type cached struct {
+	key    string
+	obj    runtime.Object
+	ns     string
+	labels labels.Set
+	fields fields.Set
+}
+
+// change is one etcd event, decoded once and shared by every watcher.
+type change struct {
+	typ  watch.EventType
+	rv   int64
+	cur  *cached // the object after the change (its last state for DELETED)
+	prev *cached // before the change; nil for ADDED
+	enc  encodeCache
+}
+
+// cacher mirrors one resource's etcd prefix in memory through a single etcd
+// watch, like kube-apiserver's watch cache: watches are served from it, so
+// one etcd watch feeds any number of API watchers, each object is decoded
+// once, and each change is encoded once per media type.
+type cacher struct {
+	res   *Resource
+	store *store
+
+	mu       sync.RWMutex
+	fresh    *sync.Cond
+	objects  map[string]*cached
+	rv       int64
+	window   []*change // ring buffer
+	start    int       // index of the oldest change in window
+	count    int
+	watchers map[*watcher]struct{}
+	ready    chan struct{}
+
+	watchCtx context.Context // the etcd watch's context, for progress requests
+}
+
+func newCacher(res *Resource, s *store) *cacher {
+	c := &cacher{res: res, store: s, objects: map[string]*cached{}, watchers: map[*watcher]struct{}{},
+		window: make([]*change, windowSize), ready: make(chan struct{})}
+	c.fresh = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *cacher) newCached(obj runtime.Object) *cached {
+	m, _ := meta.Accessor(obj)
+	return &cached{key: m.GetNamespace() + "/" + m.GetName(), obj: obj, ns: m.GetNamespace(),
+		labels: labels.Set(m.GetLabels()), fields: c.res.objectFields(obj)}
+}
+
+// run lists the prefix, then follows it with an etcd watch until ctx ends,
+// relisting if the watch is lost.
+func (c *cacher) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := c.listAndWatch(ctx); err != nil && ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	c.mu.Lock()
+	for w := range c.watchers {
+		w.stop(nil)
+	}
+	c.mu.Unlock()
+}
+
+func (c *cacher) listAndWatch(ctx context.Context) error {
+	objs, rev, err := c.store.list(ctx, "")
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.objects = make(map[string]*cached, len(objs))
+	for _, o := range objs {
+		e := c.newCached(o)
+		c.objects[e.key] = e
+	}
+	if rev > c.rv {
+		c.rv = rev
+	}
+	// Watchers may have missed changes while the etcd watch was down: end
+	// them so their clients resume (or relist) from what they last saw.
+	for w := range c.watchers {
+		w.stop(nil)
+	}
+	c.fresh.Broadcast()
+	c.mu.Unlock()
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	c.mu.Lock()
+	c.watchCtx = wctx
+	c.mu.Unlock()
+	wch := c.store.etcd.Watch(wctx, c.res.Prefix(""), clientv3.WithPrefix(), clientv3.WithRev(rev+1),
+		clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			return err
+		}
+		if resp.IsProgressNotify() {
+			c.mu.Lock()
+			if resp.Header.Revision > c.rv {
+				c.rv = resp.Header.Revision
+				c.fresh.Broadcast()
+			}
+			c.mu.Unlock()
+			continue
+		}
+		for _, ev := range resp.Events {
+			c.apply(ev)
+		}
+	}
+	return fmt.Errorf("etcd watch on %s closed", c.res.Prefix(""))
+}
+
+// apply folds one etcd event into the cache and hands it to the watchers.
+func (c *cacher) apply(ev *clientv3.Event) {
+	ch := &change{rv: ev.Kv.ModRevision}
+	key := string(ev.Kv.Key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ev.Type == clientv3.EventTypeDelete {
+		prev := c.cachedByEtcdKey(key)
+		if prev == nil {
+			c.advance(ch.rv)
+			return
+		}
+		last := prev.obj.DeepCopyObject()
+		setRV(last, ch.rv)
+		ch.typ, ch.prev, ch.cur = watch.Deleted, prev, c.newCached(last)
+		delete(c.objects, prev.key)
+	} else {
+		obj, err := c.store.decode(ev.Kv.Value, ev.Kv.ModRevision)
+		if err != nil {
+			c.advance(ch.rv)
+			return
+		}
+		cur := c.newCached(obj)
+		ch.cur, ch.prev, ch.typ = cur, c.objects[cur.key], watch.Modified
+		if ch.prev == nil {
+			ch.typ = watch.Added
+		}
+		c.objects[cur.key] = cur
+	}
+	c.window[(c.start+c.count)%windowSize] = ch
+	if c.count < windowSize {
+		c.count++
+	} else {
+		c.start = (c.start + 1) % windowSize
+	}
+	c.advance(ch.rv)
+	for w := range c.watchers {
+		w.send(ch)
+	}
+}
+
+func (c *cacher) advance(rv int64) {
+	if rv > c.rv {
+		c.rv = rv
+		c.fresh.Broadcast()
+	}
+}
+
+// cachedByEtcdKey finds the object stored under an etcd key.
+func (c *cacher) cachedByEtcdKey(etcdKey string) *cached {
+	rest := etcdKey[len(c.res.Prefix("")):]
+	if !c.res.Namespaced {
+		rest = "/" + rest
+	}
+	return c.objects[rest]
+}
+
+// waitFresh waits until the cache has seen revision rv, asking etcd for a
+// progress notification when nothing on this prefix would otherwise move it.
+func (c *cacher) waitFresh(ctx context.Context, rv int64) error {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.mu.RLock()
+	ok, wctx := c.rv >= rv, c.watchCtx
+	c.mu.RUnlock()
+	if ok {
+		return nil
+	}
+	if wctx != nil {
+		_ = c.store.etcd.RequestProgress(wctx)
+	}
+	deadline := time.AfterFunc(3*time.Second, func() { c.mu.Lock(); c.fresh.Broadcast(); c.mu.Unlock() })
+	defer deadline.Stop()
+	start := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.rv < rv {
+		if time.Since(start) >= 3*time.Second || ctx.Err() != nil {
+			return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, c.rv), 1)
+		}
+		c.fresh.Wait()
+	}
+	return nil
+}
+
+// list returns the cached objects matching p, sorted by key, and the cache's revision.
+func (c *cacher) list(ctx context.Context, p predicate) ([]runtime.Object, int64, error) {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	c.mu.RLock()
+	matched := make([]*cached, 0, len(c.objects))
+	for _, e := range c.objects {
+		if p.matches(e) {
+			matched = append(matched, e)
+		}
+	}
+	rv := c.rv
+	c.mu.RUnlock()
+	sort.Slice(matched, func(i, j int) bool { return matched[i].key < matched[j].key })
+	out := make([]runtime.Object, len(matched))
+	for i, e := range matched {
+		out[i] = e.obj
+	}
+	return out, rv, nil
+}
+
+// get returns the cached object, or nil.
+func (c *cacher) get(namespace, name string) runtime.Object {
+	<-c.ready
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if e := c.objects[namespace+"/"+name]; e != nil {
+		return e.obj
+	}
+	return nil
+}
+
+// watch registers a watcher for changes after rv. With initial set, it first
+// receives ADDED for every matching object and then, with endMarker, a
+// BOOKMARK marking the end of the initial events.
+func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p predicate) (*watcher, error) {
+	if !initial && rv > 0 {
+		if err := c.waitFresh(ctx, rv); err != nil {
+			return nil, err
+		}
+	}
+	<-c.ready
+	w := newWatcher(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case initial:
+		keys := make([]string, 0, len(c.objects))
+		for k, e := range c.objects {
+			if p.matches(e) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.queue = append(w.queue, queued{typ: watch.Added, ch: &change{typ: watch.Added, rv: mustRV(c.objects[k].obj), cur: c.objects[k]}})
+		}
+		w.initialRV = c.rv
+		if endMarker {
+			w.queue = append(w.queue, queued{typ: watch.Bookmark})
+		}
+	default:
+		if c.count > 0 && rv < c.window[c.start].rv-1 {
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, c.window[c.start].rv-1))
+		}
+		for i := 0; i < c.count; i++ {
+			if ch := c.window[(c.start+i)%windowSize]; ch.rv > rv {
+				w.send(ch)
+			}
+		}
+	}
+	c.watchers[w] = struct{}{}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-w.done:
+		}
+		c.mu.Lock()
+		delete(c.watchers, w)
+		c.mu.Unlock()
+		w.stop(nil)
+	}()
+	return w, nil
+}
+
+// currentRV returns the newest revision the cache has seen.
+func (c *cacher) currentRV() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rv
+}

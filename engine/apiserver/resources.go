@@ -1,0 +1,205 @@
+package apiserver
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource describes one REST resource the server serves: its URL and
+// discovery facts, where it lives in etcd, and how to make its objects.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Singular   string
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+	// EtcdPrefix is the resource's directory under /registry (nodes live
+	// under "minions", as in kube-apiserver).
+	EtcdPrefix string
+	// Subresources served under the resource (status, binding, scale, log).
+	Subresources []string
+	// Traced resources report the API stages (authn … persist) of their writes.
+	Traced  bool
+	New     func() runtime.Object
+	NewList func() runtime.Object
+	// Fields returns the field-selector set of an object beyond metadata.name/namespace.
+	Fields func(runtime.Object) fields.Set
+}
+
+// GVK returns the resource's group, version and kind.
+func (r *Resource) GVK() schema.GroupVersionKind { return r.GVR.GroupVersion().WithKind(r.Kind) }
+
+// GroupResource returns the resource's group and plural name, as errors name it.
+func (r *Resource) GroupResource() schema.GroupResource { return r.GVR.GroupResource() }
+
+// Key returns the etcd key of the named object.
+func (r *Resource) Key(namespace, name string) string {
+	if r.Namespaced {
+		return "/registry/" + r.EtcdPrefix + "/" + namespace + "/" + name
+	}
+	return "/registry/" + r.EtcdPrefix + "/" + name
+}
+
+// Prefix returns the etcd key prefix of a namespace's objects (all of them
+// when namespace is empty), with a trailing slash.
+func (r *Resource) Prefix(namespace string) string {
+	if r.Namespaced && namespace != "" {
+		return "/registry/" + r.EtcdPrefix + "/" + namespace + "/"
+	}
+	return "/registry/" + r.EtcdPrefix + "/"
+}
+
+// HasSubresource reports whether sub is served for this resource.
+func (r *Resource) HasSubresource(sub string) bool {
+	for _, s := range r.Subresources {
+		if s == sub {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	coreV1   = schema.GroupVersion{Version: "v1"}
+	appsV1   = appsv1.SchemeGroupVersion
+	rbacV1   = rbacv1.SchemeGroupVersion
+	coordV1  = coordinationv1.SchemeGroupVersion
+	allCat   = []string{"all"}
+	noFields = func(runtime.Object) fields.Set { return nil }
+)
+
+// Resources returns the resources podtrace serves, in discovery order.
+func Resources() []*Resource {
+	return []*Resource{
+		{GVR: coreV1.WithResource("namespaces"), Kind: "Namespace", Singular: "namespace", ShortNames: []string{"ns"},
+			EtcdPrefix: "namespaces", Subresources: []string{"status", "finalize"},
+			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
+			Fields: func(o runtime.Object) fields.Set {
+				return fields.Set{"status.phase": string(o.(*corev1.Namespace).Status.Phase)}
+			}},
+		{GVR: coreV1.WithResource("pods"), Kind: "Pod", Singular: "pod", Namespaced: true, ShortNames: []string{"po"},
+			Categories: allCat, EtcdPrefix: "pods", Subresources: []string{"status", "binding", "log"}, Traced: true,
+			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
+			Fields: podFields},
+		{GVR: coreV1.WithResource("nodes"), Kind: "Node", Singular: "node", ShortNames: []string{"no"},
+			EtcdPrefix: "minions", Subresources: []string{"status"},
+			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
+			Fields: func(o runtime.Object) fields.Set {
+				return fields.Set{"spec.unschedulable": boolString(o.(*corev1.Node).Spec.Unschedulable)}
+			}},
+		{GVR: coreV1.WithResource("events"), Kind: "Event", Singular: "event", Namespaced: true, ShortNames: []string{"ev"},
+			EtcdPrefix: "events",
+			New:        func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} },
+			Fields: eventFields},
+		{GVR: coreV1.WithResource("serviceaccounts"), Kind: "ServiceAccount", Singular: "serviceaccount", Namespaced: true,
+			ShortNames: []string{"sa"}, EtcdPrefix: "serviceaccounts",
+			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
+			Fields: noFields},
+		{GVR: coreV1.WithResource("configmaps"), Kind: "ConfigMap", Singular: "configmap", Namespaced: true,
+			ShortNames: []string{"cm"}, EtcdPrefix: "configmaps",
+			New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+			Fields: noFields},
+		{GVR: coreV1.WithResource("secrets"), Kind: "Secret", Singular: "secret", Namespaced: true, EtcdPrefix: "secrets",
+			New: func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
+			Fields: func(o runtime.Object) fields.Set { return fields.Set{"type": string(o.(*corev1.Secret).Type)} }},
+		{GVR: coreV1.WithResource("resourcequotas"), Kind: "ResourceQuota", Singular: "resourcequota", Namespaced: true,
+			ShortNames: []string{"quota"}, EtcdPrefix: "resourcequotas", Subresources: []string{"status"},
+			New: func() runtime.Object { return &corev1.ResourceQuota{} }, NewList: func() runtime.Object { return &corev1.ResourceQuotaList{} },
+			Fields: noFields},
+		{GVR: coreV1.WithResource("limitranges"), Kind: "LimitRange", Singular: "limitrange", Namespaced: true,
+			ShortNames: []string{"limits"}, EtcdPrefix: "limitranges",
+			New: func() runtime.Object { return &corev1.LimitRange{} }, NewList: func() runtime.Object { return &corev1.LimitRangeList{} },
+			Fields: noFields},
+		{GVR: appsV1.WithResource("deployments"), Kind: "Deployment", Singular: "deployment", Namespaced: true,
+			ShortNames: []string{"deploy"}, Categories: allCat, EtcdPrefix: "deployments",
+			Subresources: []string{"status", "scale"}, Traced: true,
+			New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
+			Fields: noFields},
+		{GVR: appsV1.WithResource("replicasets"), Kind: "ReplicaSet", Singular: "replicaset", Namespaced: true,
+			ShortNames: []string{"rs"}, Categories: allCat, EtcdPrefix: "replicasets",
+			Subresources: []string{"status", "scale"}, Traced: true,
+			New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
+			Fields: func(o runtime.Object) fields.Set {
+				return fields.Set{"status.replicas": itoa(int64(o.(*appsv1.ReplicaSet).Status.Replicas))}
+			}},
+		{GVR: rbacV1.WithResource("roles"), Kind: "Role", Singular: "role", Namespaced: true, EtcdPrefix: "roles",
+			New: func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },
+			Fields: noFields},
+		{GVR: rbacV1.WithResource("rolebindings"), Kind: "RoleBinding", Singular: "rolebinding", Namespaced: true,
+			EtcdPrefix: "rolebindings",
+			New:        func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
+			Fields: noFields},
+		{GVR: rbacV1.WithResource("clusterroles"), Kind: "ClusterRole", Singular: "clusterrole", EtcdPrefix: "clusterroles",
+			New: func() runtime.Object { return &rbacv1.ClusterRole{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleList{} },
+			Fields: noFields},
+		{GVR: rbacV1.WithResource("clusterrolebindings"), Kind: "ClusterRoleBinding", Singular: "clusterrolebinding",
+			EtcdPrefix: "clusterrolebindings",
+			New:        func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+			Fields: noFields},
+		{GVR: coordV1.WithResource("leases"), Kind: "Lease", Singular: "lease", Namespaced: true, EtcdPrefix: "leases",
+			New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
+			Fields: noFields},
+	}
+}
+
+func podFields(o runtime.Object) fields.Set {
+	p := o.(*corev1.Pod)
+	return fields.Set{
+		"spec.nodeName":            p.Spec.NodeName,
+		"spec.restartPolicy":       string(p.Spec.RestartPolicy),
+		"spec.schedulerName":       p.Spec.SchedulerName,
+		"spec.serviceAccountName":  p.Spec.ServiceAccountName,
+		"spec.hostNetwork":         boolString(p.Spec.HostNetwork),
+		"status.phase":             string(p.Status.Phase),
+		"status.podIP":             p.Status.PodIP,
+		"status.nominatedNodeName": p.Status.NominatedNodeName,
+	}
+}
+
+func eventFields(o runtime.Object) fields.Set {
+	e := o.(*corev1.Event)
+	return fields.Set{
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.uid":             string(e.InvolvedObject.UID),
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"reason":                         e.Reason,
+		"reportingComponent":             e.ReportingController,
+		"source":                         e.Source.Component,
+		"type":                           e.Type,
+	}
+}
+
+// objectFields returns the full field-selector set of obj.
+func (r *Resource) objectFields(obj runtime.Object) fields.Set {
+	m, _ := meta.Accessor(obj)
+	set := fields.Set{"metadata.name": m.GetName()}
+	if r.Namespaced {
+		set["metadata.namespace"] = m.GetNamespace()
+	}
+	for k, v := range r.Fields(obj) {
+		set[k] = v
+	}
+	return set
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }

@@ -1,0 +1,249 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+func objectNamespaceName(obj runtime.Object) (string, string) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", ""
+	}
+	return m.GetNamespace(), m.GetName()
+}
+
+func isDryRun(r *http.Request) bool { return len(r.URL.Query()["dryRun"]) > 0 }
+
+// create serves POST on a collection.
+func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, ns string, acc accepted, rt *requestTrace) {
+	admStart := rt.begin()
+	fail := func(err error) {
+		rt.endPlugin(admStart, err, "")
+		s.finish(rt, r, nil)
+		writeError(w, acc.format, err)
+	}
+	data, err := readBody(r)
+	if err != nil {
+		fail(err)
+		return
+	}
+	obj, warnings, err := decodeObject(r, res, data)
+	if err != nil {
+		fail(err)
+		return
+	}
+	addWarnings(w, warnings)
+	m, _ := meta.Accessor(obj)
+	if res.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(ns)
+		} else if m.GetNamespace() != ns {
+			fail(apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			return
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(generateName(m.GetGenerateName()))
+	}
+	s.prepareCreate(res, obj)
+	if s.cfg.Default != nil {
+		s.cfg.Default(obj)
+	}
+	if err := s.admitAndValidate(r.Context(), rt, "CREATE", res, "", obj, nil); err != nil {
+		s.finish(rt, r, obj)
+		writeError(w, acc.format, err)
+		return
+	}
+	persistStart := rt.begin()
+	if !isDryRun(r) {
+		if _, err := s.stores[res].create(r.Context(), m.GetNamespace(), m.GetName(), obj); err != nil {
+			rt.end(persistStart, stages.Persist, err)
+			s.finish(rt, r, obj)
+			writeError(w, acc.format, err)
+			return
+		}
+	}
+	rt.end(persistStart, stages.Persist, nil)
+	s.finish(rt, r, obj)
+	s.respond(w, acc, http.StatusCreated, res, obj)
+}
+
+// admitAndValidate runs admission then validation, recording the admission
+// stage (which, as in the design, includes object validation).
+func (s *Server) admitAndValidate(ctx context.Context, rt *requestTrace, op string, res *Resource, sub string,
+	obj, old runtime.Object) error {
+	ns, name := objectNamespaceName(obj)
+	if name == "" {
+		err := apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
+			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+		rt.endPlugin(rt.begin(), err, "")
+		return err
+	}
+	admStart := rt.begin()
+	if s.cfg.Admit != nil {
+		req := &AdmissionRequest{Operation: op, Resource: res, Subresource: sub, Namespace: ns, Name: name,
+			Object: obj, OldObject: old, User: rt.user}
+		if err := s.cfg.Admit(ctx, req); err != nil {
+			rt.endPlugin(admStart, err, req.Plugin)
+			return err
+		}
+	}
+	if s.cfg.Validate != nil {
+		if errs := s.cfg.Validate(obj, old); len(errs) > 0 {
+			err := apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
+			rt.endPlugin(admStart, err, "validation")
+			return err
+		}
+	}
+	rt.endPlugin(admStart, nil, "")
+	return nil
+}
+
+// update serves PUT on an object or its status/scale subresource.
+func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, ns, name, sub string, acc accepted, rt *requestTrace) {
+	data, err := readBody(r)
+	if err != nil {
+		writeError(w, acc.format, err)
+		return
+	}
+	obj, warnings, err := decodeObject(r, res, data)
+	if err != nil {
+		writeError(w, acc.format, err)
+		return
+	}
+	addWarnings(w, warnings)
+	m, _ := meta.Accessor(obj)
+	if m.GetName() != name {
+		writeError(w, acc.format, apierrors.NewBadRequest(fmt.Sprintf(
+			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name)))
+		return
+	}
+	if res.Namespaced && m.GetNamespace() == "" {
+		m.SetNamespace(ns)
+	}
+	if res.Namespaced && m.GetNamespace() != ns {
+		writeError(w, acc.format, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		return
+	}
+	wantRV, err := parseRV(m.GetResourceVersion())
+	if err != nil {
+		writeError(w, acc.format, err)
+		return
+	}
+	s.writeUpdate(w, r, res, ns, name, sub, acc, rt, func(current runtime.Object) (runtime.Object, error) {
+		if wantRV != 0 && wantRV != mustRV(current) {
+			return nil, conflict(res, name)
+		}
+		return obj.DeepCopyObject(), nil
+	})
+}
+
+// writeUpdate runs an update whose new object newObj derives from the
+// current one, through admission, validation and a compare-and-swap write.
+func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resource, ns, name, sub string,
+	acc accepted, rt *requestTrace, newObj func(current runtime.Object) (runtime.Object, error)) {
+	ctx := r.Context()
+	var admitted, persistStart = false, rt.begin()
+	stored, err := s.stores[res].update(ctx, ns, name, func(current runtime.Object) (runtime.Object, error) {
+		obj, err := newObj(current)
+		if err != nil {
+			return nil, err
+		}
+		prepareUpdate(obj, current, sub)
+		if s.cfg.Default != nil && sub == "" {
+			s.cfg.Default(obj)
+		}
+		rt.spans = rt.spans[:min(len(rt.spans), 2)] // a retried write reports only its last admission
+		if err := s.admitAndValidate(ctx, rt, "UPDATE", res, sub, obj, current); err != nil {
+			return nil, err
+		}
+		admitted = true
+		persistStart = rt.begin()
+		if isDryRun(r) {
+			return nil, errDryRun{obj}
+		}
+		return obj, nil
+	})
+	var dry errDryRun
+	if errors.As(err, &dry) {
+		stored, err = dry.obj, nil
+	}
+	if err != nil {
+		if admitted {
+			rt.end(persistStart, stages.Persist, err)
+		}
+		s.finish(rt, r, stored)
+		writeError(w, acc.format, err)
+		return
+	}
+	rt.end(persistStart, stages.Persist, nil)
+	s.finish(rt, r, stored)
+	if final, done := s.finalizeIfDone(ctx, res, stored); done {
+		stored = final
+	}
+	s.respond(w, acc, http.StatusOK, res, stored)
+}
+
+type errDryRun struct{ obj runtime.Object }
+
+func (e errDryRun) Error() string { return "dry run" }
+
+// finalizeIfDone removes an object whose deletion was waiting only for
+// finalizers that are now gone (and, for pods, whose grace period is 0).
+func (s *Server) finalizeIfDone(ctx context.Context, res *Resource, obj runtime.Object) (runtime.Object, bool) {
+	m, _ := meta.Accessor(obj)
+	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
+		return nil, false
+	}
+	if g := m.GetDeletionGracePeriodSeconds(); g != nil && *g > 0 {
+		return nil, false
+	}
+	if _, err := s.stores[res].remove(ctx, m.GetNamespace(), m.GetName(), mustRV(obj)); err != nil {
+		return nil, false
+	}
+	s.traceRemoved(res, obj)
+	return obj, true
+}
+
+// traceRemoved reports a traced object leaving etcd (the delete stage).
+func (s *Server) traceRemoved(res *Resource, obj runtime.Object) {
+	if !res.Traced || s.cfg.Tracer == nil {
+		return
+	}
+	m, _ := meta.Accessor(obj)
+	now := s.cfg.Clock.Now()
+	start := now
+	if ts := m.GetDeletionTimestamp(); ts != nil {
+		if g := m.GetDeletionGracePeriodSeconds(); g != nil {
+			start = ts.Add(-secondsDuration(*g))
+		}
+	}
+	if start.After(now) {
+		start = now
+	}
+	s.cfg.Tracer.Record(refOf(res, obj), stages.Delete, "kube-apiserver", start, now, stages.Succeeded,
+		"Deleted", fmt.Sprintf("%s %s/%s removed from etcd", res.Kind, m.GetNamespace(), m.GetName()), nil)
+}
+
+// generateName appends five random characters to base, truncating base so
+// the result stays a valid name, as the apiserver's SimpleNameGenerator does.
+func generateName(base string) string {
+	const maxName, randomLen = 63, 5
+	if len(base) > maxName-randomLen {
+		base = base[:maxName-randomLen]
+	}
+	return base + utilrand.String(randomLen)
+}

@@ -1,0 +1,5 @@
+package apiserver
+
+import "encoding/json"
+
+func jsonMarshal(v interface{}) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,111 @@
+package apiserver
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// predicate selects objects by namespace, labels and fields.
+type predicate struct {
+	namespace string
+	label     labels.Selector
+	field     fields.Selector
+}
+
+func (p predicate) matches(e *cached) bool {
+	if e == nil {
+		return false
+	}
+	if p.namespace != "" && e.ns != p.namespace {
+		return false
+	}
+	if p.label != nil && !p.label.Empty() && !p.label.Matches(e.labels) {
+		return false
+	}
+	if p.field != nil && !p.field.Empty() && !p.field.Matches(e.fields) {
+		return false
+	}
+	return true
+}
+
+// maxQueue bounds a watcher's backlog: a client that falls this far behind is
+// disconnected and resumes from the last resourceVersion it saw, as
+// kube-apiserver does with slow watchers.
+const maxQueue = 100000
+
+type queued struct {
+	typ watch.EventType
+	ch  *change
+}
+
+// watcher is one API watch served from a cacher.
+type watcher struct {
+	pred      predicate
+	mu        sync.Mutex
+	queue     []queued
+	wake      chan struct{}
+	done      chan struct{}
+	once      sync.Once
+	initialRV int64
+}
+
+func newWatcher(p predicate) *watcher {
+	return &watcher{pred: p, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// send queues ch as the event this watcher should see: a change that moves
+// an object into or out of the selection arrives as ADDED or DELETED.
+func (w *watcher) send(ch *change) {
+	cur := ch.typ != watch.Deleted && w.pred.matches(ch.cur)
+	prev := ch.prev != nil && w.pred.matches(ch.prev)
+	var typ watch.EventType
+	switch {
+	case ch.typ == watch.Deleted && prev:
+		typ = watch.Deleted
+	case cur && prev:
+		typ = watch.Modified
+	case cur:
+		typ = watch.Added
+	case prev:
+		typ = watch.Deleted
+	default:
+		return
+	}
+	w.mu.Lock()
+	if len(w.queue) >= maxQueue {
+		w.mu.Unlock()
+		w.stop(nil)
+		return
+	}
+	w.queue = append(w.queue, queued{typ: typ, ch: ch})
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the queued events, waiting until there are some or the
+// watcher stops (then ok is false).
+func (w *watcher) next(buf []queued) ([]queued, bool) {
+	for {
+		w.mu.Lock()
+		if len(w.queue) > 0 {
+			buf = append(buf[:0], w.queue...)
+			w.queue = w.queue[:0]
+			w.mu.Unlock()
+			return buf, true
+		}
+		w.mu.Unlock()
+		select {
+		case <-w.wake:
+		case <-w.done:
+			return nil, false
+		}
+	}
+}
+
+func (w *watcher) stop(error) { w.once.Do(func() { close(w.done) }) }

@@ -1,0 +1,120 @@
+// Package enginetest starts a real control plane (embedded etcd and the API
+// server on loopback HTTPS) for tests, and collects the stage events it emits.
+package enginetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/podtrace/podtrace/engine/apiserver/authn"
+	"github.com/podtrace/podtrace/engine/clock"
+	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Env is a running control plane for one test.
+type Env struct {
+	*controlplane.ControlPlane
+	Clock  *clock.Clock
+	Tracer *trace.Tracer
+	Hub    *trace.Hub
+	Ctx    context.Context
+
+	mu     sync.Mutex
+	events []stages.Event
+}
+
+// Options tune the environment.
+type Options struct {
+	// DataDir keeps state (default: a fresh temporary directory).
+	DataDir string
+	// Speed of the engine clock (default 1).
+	Speed float64
+	// Fsync keeps etcd's fsync on (default off, for speed).
+	Fsync bool
+}
+
+// Start starts etcd and the API server and stops them when the test ends.
+func Start(t testing.TB, opts ...Options) *Env {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Speed == 0 {
+		o.Speed = 1
+	}
+	if o.DataDir == "" {
+		o.DataDir = t.TempDir()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	env := &Env{Clock: clock.New(time.Now(), o.Speed), Hub: trace.NewHub(), Ctx: ctx}
+	env.Tracer = trace.New(env.Clock, env.Hub)
+	sub := env.Hub.Subscribe()
+	go func() {
+		for e := range sub.C() {
+			env.mu.Lock()
+			env.events = append(env.events, e)
+			env.mu.Unlock()
+		}
+	}()
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: o.DataDir, UnsafeNoFsync: !o.Fsync,
+		Clock: env.Clock, Tracer: env.Tracer, Users: authn.ComponentUsers()})
+	if err != nil {
+		cancel()
+		t.Fatalf("start control plane: %v", err)
+	}
+	env.ControlPlane = cp
+	t.Cleanup(func() {
+		cancel()
+		sub.Close()
+		cp.Close()
+	})
+	return env
+}
+
+// Admin returns a client with the kubernetes-admin client certificate.
+func (e *Env) Admin() kubernetes.Interface {
+	return kubernetes.NewForConfigOrDie(e.AdminConfig())
+}
+
+// RestConfigFor returns a bearer-token config for user in groups.
+func (e *Env) RestConfigFor(t testing.TB, user string, groups ...string) *rest.Config {
+	t.Helper()
+	cfg, err := e.ControlPlane.RestConfig(authn.User{Name: user, Groups: groups}, "enginetest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// ClientFor returns a clientset acting as user in groups.
+func (e *Env) ClientFor(t testing.TB, user string, groups ...string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(e.RestConfigFor(t, user, groups...))
+}
+
+// Events returns the stage events emitted so far.
+func (e *Env) Events() []stages.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]stages.Event(nil), e.events...)
+}
+
+// WaitFor polls cond until it holds or the timeout passes.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
