@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -365,9 +366,13 @@ func (m *Model) pageOrScroll(d int) {
 	}
 }
 
-// Run starts the UI on the terminal and blocks until the user quits.
+// Run starts the UI on the terminal and blocks until the user quits. It
+// honours NO_COLOR whatever opt says.
 func Run(src Source, opt Options) error {
+	opt.NoColor = opt.NoColor || themes.NoColorEnv()
 	p := tea.NewProgram(New(src, opt))
-	_, err := p.Run()
-	return err
+	if _, err := p.Run(); err != nil {
+		return fmt.Errorf("run ui: %w", err)
+	}
+	return nil
 }

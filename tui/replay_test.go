@@ -1,0 +1,112 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+func recording(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, e := range story() {
+		if err := enc.Encode(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.WriteString("\n") // blank lines are fine
+	return b.Bytes()
+}
+
+func TestReadEventsReportsBadLine(t *testing.T) {
+	_, err := ReadEvents(strings.NewReader(`{"stage":"pull","status":"started","pod":"a","namespace":"d","component":"kubelet","time":"2026-01-01T00:00:00Z","durationMs":0}` + "\n{oops\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("error %v, want one naming line 2", err)
+	}
+	_, err = ReadEvents(strings.NewReader(`{"stage":"launch","status":"started"}`))
+	if err == nil || !strings.Contains(err.Error(), `unknown stage "launch"`) {
+		t.Fatalf("error %v, want unknown stage", err)
+	}
+}
+
+func TestReplayDrawsTheSameLanesAsLive(t *testing.T) {
+	src, err := NewReplaySource("run.jsonl", bytes.NewReader(recording(t)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src.Start(ctx)
+	wall := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
+	m := New(src, Options{Now: func() time.Time { return wall }})
+	m.Update(winSize(120, 40))
+	deadline := time.Now().Add(5 * time.Second)
+	for !m.ended && time.Now().Before(deadline) {
+		m.Update(frameMsg(time.Now()))
+		time.Sleep(time.Millisecond)
+	}
+	if !m.ended {
+		t.Fatal("replay did not end")
+	}
+	m.anchorEng = at(3000)
+	live, _, _ := fixture(120, 40, "dark")
+	// The lanes (body without header, tabs and events strip) must match the live fixture's.
+	got, want := ansi.Strip(m.Render()), ansi.Strip(live.Render())
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 2; i < 10; i++ {
+		if gl[i] != wl[i] && !strings.Contains(gl[i], "source ended") {
+			t.Errorf("line %d\nreplay: %s\nlive:   %s", i, gl[i], wl[i])
+		}
+	}
+	if !strings.Contains(got, "recording run.jsonl") || !strings.Contains(got, "read-only") {
+		t.Errorf("header does not name the recording:\n%s", gl[0])
+	}
+	if err := src.Apply(nil); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("apply on a recording: %v", err)
+	}
+}
+
+func TestReplayPacesAndPauses(t *testing.T) {
+	src, err := NewReplaySource("r", bytes.NewReader(recording(t)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := src.Clock()
+	if err := ck.SetPaused(true); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src.Start(ctx)
+	<-src.Events() // the first event needs no wait
+	select {
+	case e := <-src.Events():
+		t.Fatalf("a paused replay emitted %+v", e)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := ck.SetSpeed(1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := ck.SetPaused(false); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	timeout := time.After(5 * time.Second)
+	for range src.Events() {
+		n++
+		select {
+		case <-timeout:
+			t.Fatal("replay at 1000× did not finish in 5 s")
+		default:
+		}
+	}
+	if n < len(story())-2 {
+		t.Fatalf("replayed %d of %d events", n, len(story()))
+	}
+}
