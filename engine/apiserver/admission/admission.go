@@ -176,6 +176,67 @@ func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
+// DeleteObserver is implemented by plugins that keep usage of stored
+// objects, such as ResourceQuota.
+type DeleteObserver interface {
+	ReleaseOnDelete(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error
+}
+
+// Recalculator is implemented by plugins that can recount their usage
+// from the stored objects of a namespace.
+type Recalculator interface {
+	Recalculate(ctx context.Context, namespace string) error
+}
+
+// plugins returns every plugin once, mutators first.
+func (c *Chain) plugins() []any {
+	seen := map[any]bool{}
+	var out []any
+	for _, m := range c.mutators {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	for _, v := range c.validators {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ObjectDeleted tells the plugins that obj, of resource gr, has been removed
+// from storage (not merely marked for deletion), so ResourceQuota returns
+// its usage. Call it after the final delete of a namespaced object.
+func (c *Chain) ObjectDeleted(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
+	var errs []error
+	for _, p := range c.plugins() {
+		if d, ok := p.(DeleteObserver); ok {
+			if err := d.ReleaseOnDelete(ctx, gr, obj); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Recalculate has the plugins recount usage in namespace from storage, as
+// the quota controller does; call it when an admitted create failed to
+// persist, or when pods reach Succeeded or Failed.
+func (c *Chain) Recalculate(ctx context.Context, namespace string) error {
+	var errs []error
+	for _, p := range c.plugins() {
+		if r, ok := p.(Recalculator); ok {
+			if err := r.Recalculate(ctx, namespace); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // NewForbidden is upstream's admission.NewForbidden: a 403 naming the
 // resource and the object (its name, else its generateName, else
 // "Unknown").
@@ -206,8 +267,8 @@ func resourceName(a *Attributes) string {
 	return "Unknown"
 }
 
-// isPodCreate reports whether a is a create of a pod proper (no
-// subresource) carrying a *corev1.Pod, the case most plugins act on.
+// isPod reports whether a targets pods proper (core group, no
+// subresource), the case most plugins act on.
 func isPod(a *Attributes) bool {
 	return a.Resource.Group == "" && a.Resource.Resource == "pods" && a.Subresource == ""
 }

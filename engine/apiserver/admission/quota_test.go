@@ -251,3 +251,36 @@ func TestResourceQuotaRetriesOnConflict(t *testing.T) {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
 }
+
+func TestChainObjectDeletedReleasesQuota(t *testing.T) {
+	s := newMemStore(map[string][]runtime.Object{
+		"namespaces":      {namespace("default", corev1.NamespaceActive)},
+		"serviceaccounts": {serviceAccount("default", "default")},
+		"resourcequotas":  {quota("pods", list("pods", "1"), nil)},
+	})
+	c := New(s)
+	ctx := context.Background()
+	first := newPod("default", "a", "")
+	if err := c.Admit(ctx, createPod(first)); err != nil {
+		t.Fatal(err)
+	}
+	s.create("pods", first)
+	err := c.Admit(ctx, createPod(newPod("default", "b", "")))
+	if RejectedBy(err) != "ResourceQuota" {
+		t.Fatalf("second pod: err %v by %q, want a ResourceQuota rejection", err, RejectedBy(err))
+	}
+	s.remove("pods", "default", "a")
+	if err := c.ObjectDeleted(ctx, schema.GroupResource{Resource: "pods"}, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Admit(ctx, createPod(newPod("default", "b", ""))); err != nil {
+		t.Errorf("after the first pod was deleted: %v", err)
+	}
+	// b was admitted but never stored: recounting frees its charge again.
+	if err := c.Recalculate(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	if got := qty(usedOf(t, s, "pods"), "pods"); got != "0" {
+		t.Errorf("used pods after recalculate = %s, want 0", got)
+	}
+}
