@@ -402,9 +402,9 @@ func TestAdmit(t *testing.T) {
 			v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}}}}}}
 	}
 	tests := []struct {
-		pod          *v1.Pod
-		others       []*v1.Pod
-		reason, msg  string
+		pod         *v1.Pod
+		others      []*v1.Pod
+		reason, msg string
 	}{
 		{pod: withReq("1", "1Gi")},
 		{pod: withReq("500m", "1Gi"), others: []*v1.Pod{withReq("3800m", "1Gi")}, reason: "OutOfcpu",

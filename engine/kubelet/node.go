@@ -7,8 +7,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -22,11 +22,11 @@ const NodeLeaseNamespace = "kube-node-lease"
 // nodeObject builds the Node this kubelet registers.
 func (k *Kubelet) nodeObject() *v1.Node {
 	labels := map[string]string{
-		v1.LabelHostname:           k.cfg.NodeName,
-		v1.LabelOSStable:           "linux",
-		v1.LabelArchStable:         "amd64",
-		"beta.kubernetes.io/os":    "linux",
-		"beta.kubernetes.io/arch":  "amd64",
+		v1.LabelHostname:          k.cfg.NodeName,
+		v1.LabelOSStable:          "linux",
+		v1.LabelArchStable:        "amd64",
+		"beta.kubernetes.io/os":   "linux",
+		"beta.kubernetes.io/arch": "amd64",
 	}
 	for key, v := range k.cfg.Labels {
 		labels[key] = v

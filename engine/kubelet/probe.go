@@ -19,13 +19,13 @@ const AnnotationHTTPStatus = "podtrace.dev/http-status"
 
 // probeState tracks one container's probes between syncs.
 type probeState struct {
-	gated                bool // the ready stage's gate was passed
-	faulted              bool // a ready fault holds readiness down
-	nextStartup          time.Time
-	nextReady, nextLive  time.Time
-	startupFail          int
-	readyOK, readyFail   int
-	liveFail             int
+	gated               bool // the ready stage's gate was passed
+	faulted             bool // a ready fault holds readiness down
+	nextStartup         time.Time
+	nextReady, nextLive time.Time
+	startupFail         int
+	readyOK, readyFail  int
+	liveFail            int
 }
 
 // probeTiming returns a probe's settings with the API defaults applied.

@@ -192,7 +192,9 @@ func (w *podWorker) syncKubelet(ctx context.Context, pod *v1.Pod) (time.Time, bo
 // syncSandbox runs the sandbox and network stages.
 func (w *podWorker) syncSandbox(ctx context.Context, pod *v1.Pod) bool {
 	s := &w.s
-	retry := func(span interface{ Retry(string, string, time.Time) }, msg string) bool {
+	retry := func(span interface {
+		Retry(string, string, time.Time)
+	}, msg string) bool {
 		s.sandboxNext = w.k.clock.Now().Add(SyncBackOffPeriod)
 		w.podEvent(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %s", msg)
 		span.Retry("FailedCreatePodSandBox", "Failed to create pod sandbox: "+msg, s.sandboxNext)

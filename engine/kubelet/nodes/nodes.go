@@ -118,7 +118,9 @@ func Parse(data []byte) ([]Spec, error) {
 	out := make([]Spec, 0, len(f.Nodes))
 	for i, n := range f.Nodes {
 		item := items[i]
-		at := func(field string) string { return fmt.Sprintf("line %d: field nodes[%d].%s", lineOf(item, field), i, field) }
+		at := func(field string) string {
+			return fmt.Sprintf("line %d: field nodes[%d].%s", lineOf(item, field), i, field)
+		}
 		if n.Name == "" {
 			return nil, fmt.Errorf("%s: a node needs a name", at("name"))
 		}
