@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"reflect"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -141,23 +142,29 @@ func SecretUpdate(s, old *corev1.Secret) field.ErrorList {
 		if s.Immutable == nil || !*s.Immutable {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("immutable"), "field is immutable when `immutable` is set"))
 		}
-		if !equalBytesMap(s.Data, old.Data) {
+		if !reflect.DeepEqual(s.Data, old.Data) {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set"))
 		}
 	}
 	return append(allErrs, Secret(s)...)
 }
 
-func equalBytesMap(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if string(b[k]) != string(v) {
-			return false
+// ConfigMapUpdate validates a config map update: when the old one is
+// immutable, immutable, data and binaryData may not change.
+func ConfigMapUpdate(cm, old *corev1.ConfigMap) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&cm.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	if old.Immutable != nil && *old.Immutable {
+		if cm.Immutable == nil || !*cm.Immutable {
+			allErrs = append(allErrs, field.Forbidden(field.NewPath("immutable"), "field is immutable when `immutable` is set"))
+		}
+		if !reflect.DeepEqual(cm.Data, old.Data) {
+			allErrs = append(allErrs, field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set"))
+		}
+		if !reflect.DeepEqual(cm.BinaryData, old.BinaryData) {
+			allErrs = append(allErrs, field.Forbidden(field.NewPath("binaryData"), "field is immutable when `immutable` is set"))
 		}
 	}
-	return true
+	return append(allErrs, ConfigMap(cm)...)
 }
 
 // ServiceAccount validates a service account.

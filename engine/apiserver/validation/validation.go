@@ -80,6 +80,10 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		if p, ok := old.(*corev1.Secret); ok {
 			return SecretUpdate(o, p)
 		}
+	case *corev1.ConfigMap:
+		if p, ok := old.(*corev1.ConfigMap); ok {
+			return ConfigMapUpdate(o, p)
+		}
 	case *rbacv1.RoleBinding:
 		if p, ok := old.(*rbacv1.RoleBinding); ok {
 			return append(metaUpdate(obj, old), append(RoleBinding(o), roleRefChanged(o.RoleRef, p.RoleRef)...)...)

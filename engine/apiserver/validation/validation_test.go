@@ -185,3 +185,24 @@ func TestValidateDeploymentUpdateSelectorImmutable(t *testing.T) {
 		t.Errorf("got %v", errs)
 	}
 }
+
+func TestValidateImmutableConfigMapAndSecret(t *testing.T) {
+	yes := true
+	oldCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "default", ResourceVersion: "3"},
+		Immutable: &yes, Data: map[string]string{"a": "1"}}
+	newCM := oldCM.DeepCopy()
+	newCM.Data["a"] = "2"
+	got := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cfg", ValidateUpdate(newCM, oldCM)).Error()
+	if want := "ConfigMap \"cfg\" is invalid: data: Forbidden: field is immutable when `immutable` is set"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+
+	oldS := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default", ResourceVersion: "3"}, Type: corev1.SecretTypeOpaque}
+	newS := oldS.DeepCopy()
+	newS.Type = corev1.SecretTypeBasicAuth
+	newS.Data = map[string][]byte{"username": []byte("u")}
+	got = apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, "s", ValidateUpdate(newS, oldS)).Error()
+	if want := `Secret "s" is invalid: type: Invalid value: "kubernetes.io/basic-auth": field is immutable`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
