@@ -66,6 +66,9 @@ type Model struct {
 	anchorWal time.Time
 	paused    bool
 	speed     float64
+	faultsN   int // active faults, from the Source once a second
+	heldN     int // pods held at a breakpoint
+	detailAt  time.Time
 
 	detail    map[string]detailResult
 	note      string
@@ -167,6 +170,9 @@ func (m *Model) refreshStatus(now time.Time) {
 	if ck := m.src.Clock(); ck != nil {
 		m.paused, m.speed = ck.Paused(), ck.Speed()
 	}
+	if fc := m.src.Faults(); fc != nil {
+		m.faultsN, m.heldN = len(fc.List()), len(fc.Held())
+	}
 }
 
 // engineNow estimates the Source's clock from the latest event time, the
@@ -259,6 +265,9 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 // onKey routes a key: the open overlay or filter first, then global keys, then the screen.
 func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := &m.c.Keys
+	if msg.String() == "ctrl+c" {
+		return m, tea.Quit
+	}
 	if m.overlay != nil {
 		ov, cmd := m.overlay.update(m, msg)
 		m.overlay = ov

@@ -169,7 +169,7 @@ func TestClockKeys(t *testing.T) {
 	m, src, _ := fixture(80, 24, "dark")
 	ck := src.ClockControl.(*FakeClock)
 	press(m, "space")
-	if !ck.IsPaused || !strings.Contains(ansi.Strip(m.headerLine(120)), "paused") {
+	if !ck.IsPaused || !strings.Contains(ansi.Strip(m.headerLine(120)), "⏸") {
 		t.Fatalf("space: paused=%v header %q", ck.IsPaused, ansi.Strip(m.headerLine(120)))
 	}
 	press(m, "space", "+", "+")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -53,9 +54,11 @@ func (m *Model) refreshDetail(force bool) tea.Cmd {
 	if l == nil || l.Kind != stages.KindPod {
 		return nil
 	}
-	if !force && m.c.Now().Sub(m.statusAt) > frameInterval { // piggy-back on the status refresh, once a second
+	now := m.c.Now()
+	if !force && now.Sub(m.detailAt) < time.Second {
 		return nil
 	}
+	m.detailAt = now
 	src, key, ns, name := m.src, l.Key(), l.Namespace, l.Name
 	return func() tea.Msg {
 		d, err := src.PodDetail(ns, name)

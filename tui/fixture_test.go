@@ -171,6 +171,7 @@ func (r *recorder) faults() *FakeFaults {
 			return nil
 		},
 		BreakpointsFunc: func() []Breakpoint { return r.bps },
+		HeldFunc:        func() []Held { return []Held{{Pod: "default/web-7d9c5b8f4-qv4tn", Stage: stages.Sandbox}} },
 		StepFunc:        func(pod string) error { r.add("step " + pod); return nil },
 		ContinueFunc:    func(pod string) error { r.add("continue " + pod); return nil },
 	}

@@ -30,6 +30,17 @@ var screens = []struct {
 	{"faultmenu", []string{"j", "j", "j", "l", "l", "l", "l", "l", "l", "l", "l", "l", "l", "f"}},
 }
 
+// TestGoldenWide covers the big-terminal layout: the detail at the right of
+// the lanes and the events strip below them.
+func TestGoldenWide(t *testing.T) {
+	m, _, _ := fixture(200, 60, "dark")
+	press(m, "G", "l", "l", "l", "l", "l")
+	runCmd(m, m.refreshDetail(true))
+	got := m.Render()
+	checkFrame(t, got, 200, 60)
+	golden(t, "pods-wide-dark-200x60", got)
+}
+
 func TestGoldenViews(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		for _, th := range themes.Names() {

@@ -38,10 +38,13 @@ type laneLayout struct {
 func newLaneLayout(width int) laneLayout {
 	n := len(stages.Lifecycle)
 	l := laneLayout{width: width}
-	if width < 110 {
+	switch {
+	case width < 110:
 		l.cell = 3
-	} else {
-		l.cell = min(10, (width-30)/n)
+	case width < 140:
+		l.cell = (width - 30) / n
+	default: // room for a node column too
+		l.cell = min(8, (width-44)/n)
 	}
 	l.left = width - n*l.cell
 	l.status = 11

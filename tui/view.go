@@ -134,6 +134,12 @@ func (m *Model) headerLine(w int) string {
 		}
 		facts = append(facts, fact{"clock " + fmtSpeed(m.speed) + " " + state, fmtSpeed(m.speed) + " " + short})
 	}
+	if m.faultsN > 0 {
+		facts = append(facts, fact{"faults " + itoa(m.faultsN), "faults " + itoa(m.faultsN)})
+	}
+	if m.heldN > 0 {
+		facts = append(facts, fact{"held " + itoa(m.heldN), "held " + itoa(m.heldN)})
+	}
 	ps := m.phaseSummary()
 	facts = append(facts, fact{"pods " + ps, ps})
 	if st.ReadOnly != "" {
