@@ -324,24 +324,29 @@ func TestImagePullBackOff(t *testing.T) {
 	if p.Status.Phase != v1.PodPending {
 		t.Fatalf("phase %s", p.Status.Phase)
 	}
-	// Attempts come 10 s, 20 s apart.
+	// Attempts come 10 s, 20 s, 40 s apart: each failure names its next try.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		var tries []time.Time
+		var gaps []time.Duration
+		var last time.Time
 		for _, e := range env.events.forPod("typo") {
 			if e.Stage == stages.Pull && e.Reason == "ErrImagePull" {
-				tries = append(tries, e.Time)
+				if e.NextTry == nil || e.Time.Before(last) {
+					t.Fatalf("pull failure %+v", e)
+				}
+				gaps = append(gaps, e.NextTry.Sub(e.Time))
+				last = *e.NextTry
 			}
 		}
-		if len(tries) >= 3 {
-			d1, d2 := tries[1].Sub(tries[0]), tries[2].Sub(tries[1])
-			if d1 < 10*time.Second || d1 > 12*time.Second || d2 < 20*time.Second || d2 > 22*time.Second {
-				t.Fatalf("pull retries %v then %v apart, want 10s then 20s", d1, d2)
+		if len(gaps) >= 3 {
+			near := func(d, want time.Duration) bool { return d > want-2*time.Second && d <= want }
+			if !near(gaps[0], 10*time.Second) || !near(gaps[1], 20*time.Second) || !near(gaps[2], 40*time.Second) {
+				t.Fatalf("pull back-offs %v, want 10s 20s 40s", gaps)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d pull attempts", len(tries))
+			t.Fatalf("only %d pull attempts", len(gaps))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
