@@ -284,3 +284,22 @@ func TestResizeKeepsSelectionVisible(t *testing.T) {
 func pad3(i int) string {
 	return string([]byte{byte('0' + i/100), byte('0' + i/10%10), byte('0' + i%10)})
 }
+
+func TestNoColorDrawsSymbolsWithoutColour(t *testing.T) {
+	src := &FakeSource{SourceName: "embedded"}
+	m := New(src, Options{NoColor: true, Now: func() time.Time { return t0 }})
+	m.Update(winSize(120, 40))
+	m.Fold(story()...)
+	frame := m.Render()
+	for _, code := range []string{"38;2;", "48;2;", "38;5;", "48;5;"} {
+		if strings.Contains(frame, code) {
+			t.Fatalf("NO_COLOR frame contains colour code %q", code)
+		}
+	}
+	plain := ansi.Strip(frame)
+	for _, sym := range []string{"✓", "↻", "⏸", "·"} {
+		if !strings.Contains(plain, sym) {
+			t.Errorf("NO_COLOR frame lacks state symbol %s", sym)
+		}
+	}
+}
