@@ -120,6 +120,20 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			newRule("list", "watch", "patch", "create", "delete").groups(legacyGroup).resources("pods").build(),
 			eventsRule(),
 		),
+		clusterRole(saRolePrefix+"generic-garbage-collector", nil,
+			newRule("get", "list", "watch", "patch", "update", "delete").groups("*").resources("*").build(),
+			eventsRule(),
+		),
+		clusterRole(saRolePrefix+"service-account-controller", nil,
+			newRule("create").groups(legacyGroup).resources("serviceaccounts").build(),
+			eventsRule(),
+		),
+		// Upstream's shared informers run as kube-controller-manager; podtrace's
+		// serviceaccount controller watches with its own identity, so it
+		// gets this extra read-only role.
+		clusterRole("podtrace:service-account-controller-informers", nil,
+			newRule("get", "list", "watch").groups(legacyGroup).resources("namespaces", "serviceaccounts").build(),
+		),
 	}
 	Aggregate(roles)
 	return roles
@@ -142,6 +156,9 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		clusterBinding("system:node", group(authn.NodesGroup)),
 		clusterBinding(saRolePrefix+"deployment-controller", serviceAccount("kube-system", "deployment-controller")),
 		clusterBinding(saRolePrefix+"replicaset-controller", serviceAccount("kube-system", "replicaset-controller")),
+		clusterBinding(saRolePrefix+"generic-garbage-collector", serviceAccount("kube-system", "generic-garbage-collector")),
+		clusterBinding(saRolePrefix+"service-account-controller", serviceAccount("kube-system", "service-account-controller")),
+		clusterBinding("podtrace:service-account-controller-informers", serviceAccount("kube-system", "service-account-controller")),
 	}
 }
 
