@@ -167,20 +167,24 @@ func (s *ReplaySource) Faults() FaultControl { return nil }
 // Clock returns the replay's pace controls.
 func (s *ReplaySource) Clock() ClockControl { return (*replayClock)(s) }
 
+// replayClock is the ClockControl view of a ReplaySource.
 type replayClock ReplaySource
 
+// Paused reports whether the replay is paused.
 func (c *replayClock) Paused() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.paused
 }
 
+// Speed returns the replay speed (0: as fast as the UI reads).
 func (c *replayClock) Speed() float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.speed
 }
 
+// SetPaused pauses or resumes the replay.
 func (c *replayClock) SetPaused(p bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -189,6 +193,7 @@ func (c *replayClock) SetPaused(p bool) error {
 	return nil
 }
 
+// SetSpeed sets how many recorded seconds pass per real second.
 func (c *replayClock) SetSpeed(v float64) error {
 	if v <= 0 {
 		return fmt.Errorf("speed %g: must be positive", v)
@@ -200,6 +205,7 @@ func (c *replayClock) SetSpeed(v float64) error {
 	return nil
 }
 
+// FastForward emits the next event at once.
 func (c *replayClock) FastForward() (time.Duration, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
