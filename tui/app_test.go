@@ -222,6 +222,11 @@ func TestUnavailableCommandsSayWhy(t *testing.T) {
 	if !strings.Contains(m.note, "read-only: attached to cluster prod") {
 		t.Errorf("note %q does not say why", m.note)
 	}
+	press(m, "?")
+	help := ansi.Strip(m.Render())
+	if !strings.Contains(help, "✗ faults at") || !strings.Contains(help, "✗ apply") || !strings.Contains(help, "unavailable here: read-only") {
+		t.Errorf("help does not mark unavailable keys:\n%s", help)
+	}
 }
 
 func TestFrameDrainsSourceInOneBatch(t *testing.T) {

@@ -36,10 +36,16 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 	pt := &m.c.Paint
 	const colW = 24
 	cols := max(1, w/colW)
+	off := m.unavailableKeys()
+	sy := m.c.Theme.Symbols
 	var cells []string
 	for _, group := range m.c.Keys.FullHelp() {
 		for _, b := range group {
 			hb := b.Help()
+			if off[hb.Key] {
+				cells = append(cells, pt.S(pMuted, fit(hb.Key, 6)+" "+fit(m.c.Theme.Symbols.Failed+" "+hb.Desc, colW-8)))
+				continue
+			}
 			cells = append(cells, pt.S(pAccent, fit(hb.Key, 6))+" "+pt.S(pMuted, fit(hb.Desc, colW-8)))
 		}
 	}
@@ -48,14 +54,41 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 	for i, c := range cells {
 		lines[i%rows] += c + " "
 	}
-	sy := m.c.Theme.Symbols
 	legend := fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
 		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
+	if len(off) > 0 {
+		why := "not supported by " + m.src.Name()
+		if m.status.ReadOnly != "" {
+			why = m.status.ReadOnly
+		}
+		lines = append(lines, pt.S(pMuted, clip(sy.Failed+" unavailable here: "+why, w)))
+	}
 	lines = append(lines, "", pt.S(pBold, "Cells"))
 	for _, l := range strings.Split(ansi.Wordwrap(legend, w, ""), "\n") {
 		lines = append(lines, pt.S(pMuted, l))
 	}
 	return append(lines, "", pt.S(pMuted, "Press any key to close."))
+}
+
+// unavailableKeys names (by help key) the bindings this Source cannot serve.
+func (m *Model) unavailableKeys() map[string]bool {
+	k := &m.c.Keys
+	off := map[string]bool{}
+	mark := func(bs ...key.Binding) {
+		for _, b := range bs {
+			off[b.Help().Key] = true
+		}
+	}
+	if m.src.Faults() == nil {
+		mark(k.Fault, k.Breakpoint, k.BreakAll, k.Step, k.Continue)
+	}
+	if m.src.Clock() == nil {
+		mark(k.Pause, k.Faster, k.Slower, k.FastForward)
+	}
+	if m.status.ReadOnly != "" {
+		mark(k.Apply, k.Delete, k.Scale)
+	}
+	return off
 }
 
 // wide makes the help box use the whole width.

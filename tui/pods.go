@@ -223,10 +223,12 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 		if c.NextTry.IsZero() {
 			return sy.Retrying, strconv.Itoa(c.Attempt), pRetrying
 		}
-		if w < 7 {
-			return sy.Retrying, fmtDur4(c.NextTry.Sub(now)), pRetrying
+		// Attempt and countdown when both fit, else the countdown.
+		a, cd := strconv.Itoa(c.Attempt), fmtDur4(c.NextTry.Sub(now))
+		if 1+len(a)+1+len(cd) <= w {
+			return sy.Retrying, a + " " + cd, pRetrying
 		}
-		return sy.Retrying, strconv.Itoa(c.Attempt) + " " + fmtDur4(c.NextTry.Sub(now)), pRetrying
+		return sy.Retrying, cd, pRetrying
 	case lanes.Waiting:
 		if !wide {
 			return sy.Waiting, "", pWaiting
