@@ -25,7 +25,7 @@ const (
 )
 
 // historyCap bounds how many events a cell keeps for the detail pane.
-const historyCap = 16
+const historyCap = 8
 
 // Cell is one stage of one lane.
 type Cell struct {
@@ -153,6 +153,9 @@ func (s *Store) Fold(e stages.Event) {
 	if len(c.History) == historyCap {
 		copy(c.History, c.History[1:])
 		c.History = c.History[:historyCap-1]
+	}
+	if n := len(c.History); n > 0 {
+		c.History[n-1].Scheduling = nil // only the latest attempt's verdicts are kept (in Last)
 	}
 	c.History = append(c.History, e)
 	if e.Attempt > 0 {
