@@ -40,7 +40,7 @@ func (s *Scheduler) bind(ctx context.Context, pi *queue.QueuedPodInfo, assumed *
 		s.queue.Done(assumed.UID)
 		return
 	}
-	span := s.cfg.Tracer.Begin(ref, stages.Bind, Component).With(func(e *stages.Event) {
+	span := s.cfg.Tracer.BeginWith(ref, stages.Bind, Component, func(e *stages.Event) {
 		e.Attempt, e.User, e.Verb = pi.Attempts, User, "create"
 	})
 	if f != nil {

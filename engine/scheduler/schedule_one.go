@@ -97,7 +97,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, g gated) {
 		s.queue.Done(pod.UID) // deleted, recreated or bound meanwhile
 		return
 	}
-	span := s.cfg.Tracer.Begin(refOf(pod, ""), stages.Schedule, Component).With(func(e *stages.Event) {
+	span := s.cfg.Tracer.BeginWith(refOf(pod, ""), stages.Schedule, Component, func(e *stages.Event) {
 		e.Attempt, e.User = pi.Attempts, User
 	})
 	s.cache.UpdateSnapshot(s.snapshot)
