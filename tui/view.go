@@ -122,7 +122,11 @@ func (m *Model) headerLine(w int) string {
 		facts = append(facts, fact{"nodes " + n + " Ready", "nodes " + n})
 	}
 	if st.Etcd != "" {
-		facts = append(facts, fact{"etcd " + st.Etcd, "etcd " + st.Etcd})
+		short := "etcd " + st.Etcd
+		if st.Etcd == "healthy" {
+			short = "etcd " + m.c.Theme.Symbols.Done
+		}
+		facts = append(facts, fact{"etcd " + st.Etcd, short})
 	}
 	if st.Runtime != "" {
 		facts = append(facts, fact{st.Runtime, ""})
