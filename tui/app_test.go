@@ -308,3 +308,14 @@ func TestNoColorDrawsSymbolsWithoutColour(t *testing.T) {
 		}
 	}
 }
+
+func TestAnySizeDrawsAFullFrame(t *testing.T) {
+	for _, sc := range screens {
+		m, _, _ := fixture(80, 24, "dark")
+		press(m, sc.keys...)
+		for _, size := range [][2]int{{1, 1}, {20, 5}, {39, 30}, {40, 8}, {50, 12}, {79, 23}, {81, 25}, {300, 90}} {
+			m.Update(winSize(size[0], size[1]))
+			checkFrame(t, m.Render(), size[0], size[1])
+		}
+	}
+}

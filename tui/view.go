@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,13 @@ import (
 
 // eventsStrip is how many lines the events strip under the lanes takes on tall terminals.
 const eventsStrip = 8
+
+// Below minWidth×minHeight the UI only asks for a bigger terminal; between
+// that and 80×24 it draws what fits.
+const (
+	minWidth  = 40
+	minHeight = 8
+)
 
 // noteTTL is how long a command's result stays in the footer.
 const noteTTL = 6 * time.Second
@@ -37,6 +45,10 @@ func (m *Model) View() tea.View {
 // overlay over it) and the footer, exactly Height lines of at most Width cells.
 func (m *Model) Render() string {
 	w, h := m.c.Width, m.c.Height
+	if w < minWidth || h < minHeight {
+		msg := clip(fmt.Sprintf("podtrace needs at least 80×24 (now %d×%d)", w, h), w)
+		return msg + strings.Repeat("\n", max(0, h-1))
+	}
 	now := m.engineNow()
 	lines := make([]string, 0, h)
 	lines = append(lines, m.headerLine(w), m.tabsLine(w))
@@ -63,6 +75,11 @@ func (m *Model) Render() string {
 		}
 	}
 	lines = append(lines, m.footerLine(w))
+	if w < 80 { // below the layout's minimum, cut what does not fit
+		for i, l := range lines {
+			lines[i] = clip(l, w)
+		}
+	}
 	return strings.Join(lines, "\n")
 }
 
