@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -122,6 +124,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.MouseWheelMsg:
 		return m, m.onWheel(msg)
+	case tea.MouseClickMsg:
+		m.onClick(msg.Mouse())
+		return m, nil
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
@@ -262,6 +267,27 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
+// onClick selects the lane and stage under the pointer on the pods screen.
+func (m *Model) onClick(ms tea.Mouse) {
+	if m.screen != screenPods || m.overlay != nil || ms.Button != tea.MouseLeft {
+		return
+	}
+	row := ms.Y - 3 // header, tabs, column titles
+	if row < 0 || row >= m.lanesHeight() || m.top+row >= len(m.store.Rows()) {
+		return
+	}
+	m.sel = m.top + row
+	lw := m.c.Width
+	if m.wideDetail() {
+		lw = m.c.Width - min(72, m.c.Width/3) - 1
+	}
+	lay := newLaneLayout(lw)
+	if ms.X >= lay.left && ms.X < lw {
+		m.stage = min(len(stages.Lifecycle)-1, (ms.X-lay.left)/lay.cell)
+	}
+	m.detailTop = 0
+}
+
 // onKey routes a key: the open overlay or filter first, then global keys, then the screen.
 func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := &m.c.Keys
@@ -375,12 +401,13 @@ func (m *Model) pageOrScroll(d int) {
 	}
 }
 
-// Run starts the UI on the terminal and blocks until the user quits. It
-// honours NO_COLOR whatever opt says.
-func Run(src Source, opt Options) error {
+// Run starts the UI on the terminal and blocks until the user quits or ctx
+// is done. It honours NO_COLOR whatever opt says.
+func Run(ctx context.Context, src Source, opt Options) error {
 	opt.NoColor = opt.NoColor || themes.NoColorEnv()
-	p := tea.NewProgram(New(src, opt))
-	if _, err := p.Run(); err != nil {
+	p := tea.NewProgram(New(src, opt), tea.WithContext(ctx))
+	_, err := p.Run()
+	if err != nil && !(ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled)) {
 		return fmt.Errorf("run ui: %w", err)
 	}
 	return nil

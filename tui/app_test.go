@@ -256,6 +256,11 @@ func TestMouseWheelAndThemeAndQuit(t *testing.T) {
 	if selectedName(m) != "web" {
 		t.Fatalf("wheel up selected %s", selectedName(m))
 	}
+	// A click on the fifth lane's pull cell selects both (80 columns: cells start at 35, 3 wide).
+	m.Update(tea.MouseClickMsg{X: 35 + 10*3 + 1, Y: 3 + 4, Button: tea.MouseLeft})
+	if selectedName(m) != "web-7d9c5b8f4-qv4tn" || m.selectedStage() != stages.Pull {
+		t.Fatalf("click selected %s at %s", selectedName(m), m.selectedStage())
+	}
 	press(m, "t")
 	if m.c.Theme.Name != "light" {
 		t.Fatalf("t: theme %s, want light", m.c.Theme.Name)

@@ -25,6 +25,8 @@ func main() {
 }
 
 func run(replay string, speed float64, theme string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var src tui.Source = demo.New()
 	if replay != "" {
 		f, err := os.Open(replay)
@@ -36,10 +38,8 @@ func run(replay string, speed float64, theme string) error {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		rs.Start(ctx)
 		src = rs
 	}
-	return tui.Run(src, tui.Options{Theme: theme})
+	return tui.Run(ctx, src, tui.Options{Theme: theme})
 }
