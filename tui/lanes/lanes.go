@@ -223,21 +223,26 @@ func status(l *Lane) (string, string) {
 		}
 		return "Pending", "Pending"
 	}
-	// Walk back from the last stage: the latest problem names the status, as kubectl does.
-	for i := len(stages.Lifecycle) - 1; i >= 0; i-- {
-		cc := &l.Cells[i]
-		switch cc.State {
-		case Failed, Retrying:
-			if id := stages.Lifecycle[i]; id == stages.Schedule || id.Before(stages.Schedule) {
-				return "Pending", "Pending"
+	// The most recent problem names the status, as the container's current
+	// waiting reason does in kubectl (a crash reports on ready, then start).
+	worst := -1
+	for i := range stages.Lifecycle {
+		switch l.Cells[i].State {
+		case Failed, Retrying, Waiting:
+			if worst < 0 || !l.Cells[i].Last.Time.Before(l.Cells[worst].Last.Time) {
+				worst = i
 			}
-			return waitingReason(stages.Lifecycle[i], cc), podPhaseAfterBind(l)
-		case Waiting:
-			if stages.Lifecycle[i].Before(stages.Kubelet) {
-				return "Pending", "Pending"
-			}
-			return "ContainerCreating", "Pending"
 		}
+	}
+	if worst >= 0 {
+		id, cc := stages.Lifecycle[worst], &l.Cells[worst]
+		switch {
+		case id.Before(stages.Bind):
+			return "Pending", "Pending"
+		case cc.State == Waiting:
+			return "ContainerCreating", podPhaseAfterBind(l)
+		}
+		return waitingReason(id, cc), podPhaseAfterBind(l)
 	}
 	switch {
 	case c(stages.Ready).State == Done:
@@ -257,8 +262,19 @@ func podPhaseAfterBind(l *Lane) string {
 	return "Pending"
 }
 
+// containerReasons are waiting reasons kubectl shows as the pod's STATUS.
+var containerReasons = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "CreateContainerError": true,
+	"RunContainerError": true, "PostStartHookError": true, "ContainerCreating": true, "Error": true,
+	"OOMKilled": true, "Completed": true,
+}
+
 // waitingReason is the container waiting reason kubectl shows for a failing stage.
 func waitingReason(id stages.ID, c *Cell) string {
+	if containerReasons[c.Reason] {
+		return c.Reason
+	}
 	switch id {
 	case stages.Pull:
 		if c.State == Retrying && c.Attempt > 1 {
@@ -275,7 +291,12 @@ func waitingReason(id stages.ID, c *Cell) string {
 	case stages.Sandbox, stages.CNI, stages.Kubelet:
 		return "ContainerCreating"
 	case stages.Ready:
+		if c.Reason == "ContainerExited" {
+			return "Error"
+		}
 		return "Running"
+	case stages.Hooks:
+		return "PostStartHookError"
 	}
 	return reasonOr(c.Reason, "Error")
 }

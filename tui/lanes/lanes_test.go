@@ -53,6 +53,19 @@ func TestStatusLikeKubectl(t *testing.T) {
 		{"started", []stages.Event{ev("", "p", stages.Start, stages.Succeeded, 0)}, "Running"},
 		{"crashloop", []stages.Event{ev("", "p", stages.Start, stages.Retrying, 0)}, "CrashLoopBackOff"},
 		{"terminating", []stages.Event{ev("", "p", stages.Ready, stages.Succeeded, 0), ev("", "p", stages.Terminate, stages.Started, 1)}, "Terminating"},
+		{"held at a breakpoint", []stages.Event{ev("", "p", stages.Bind, stages.Succeeded, 0), ev("", "p", stages.Sandbox, stages.Waiting, 1)}, "ContainerCreating"},
+		{"crash reported on ready, then start backs off", []stages.Event{
+			ev("", "p", stages.Start, stages.Succeeded, 0),
+			withReason(ev("", "p", stages.Ready, stages.Retrying, 1), "ContainerExited"),
+			ev("", "p", stages.Start, stages.Started, 2),
+			withReason(ev("", "p", stages.Start, stages.Retrying, 3), "CrashLoopBackOff"),
+		}, "CrashLoopBackOff"},
+		{"recovered after back-off", []stages.Event{
+			withReason(ev("", "p", stages.Pull, stages.Retrying, 0), "ImagePullBackOff"),
+			ev("", "p", stages.Pull, stages.Succeeded, 1), ev("", "p", stages.Start, stages.Succeeded, 2),
+		}, "Running"},
+		{"engine reason wins", []stages.Event{withReason(ev("", "p", stages.Pull, stages.Retrying, 0), "ErrImagePull")}, "ErrImagePull"},
+		{"deleted", []stages.Event{ev("", "p", stages.Start, stages.Succeeded, 0), ev("", "p", stages.Delete, stages.Succeeded, 1)}, "Deleted"},
 		{"rs reconciled", []stages.Event{ev(stages.KindReplicaSet, "p", stages.Reconcile, stages.Succeeded, 0)}, "Reconciled"},
 	}
 	for _, tt := range tests {
@@ -98,4 +111,9 @@ func TestRowsGroupUnderOwnersAndFilter(t *testing.T) {
 	if s.PhaseCounts()["Pending"] != 3 {
 		t.Errorf("phase counts %v, want 3 pending pods", s.PhaseCounts())
 	}
+}
+
+func withReason(e stages.Event, r string) stages.Event {
+	e.Reason = r
+	return e
 }
