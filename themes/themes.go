@@ -36,8 +36,10 @@ type Symbols struct {
 	Failed   string
 	Retrying string
 	Waiting  string // held at a breakpoint or hanging
-	Cursor   string // marks the selected row
-	Expanded string // marks an owner row (Deployment, ReplicaSet)
+	// Unobservable marks a stage the Source cannot see (a real cluster's authn, say).
+	Unobservable string
+	Cursor       string // marks the selected row
+	Expanded     string // marks an owner row (Deployment, ReplicaSet)
 }
 
 // Styles are the lipgloss styles the UI draws with.
@@ -124,7 +126,7 @@ func Get(name string, noColor bool) Theme {
 func symbols(name string) Symbols {
 	s := Symbols{
 		Pending: "·", Spinner: []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
-		Done: "✓", Failed: "✗", Retrying: "↻", Waiting: "⏸", Cursor: "▶", Expanded: "▾",
+		Done: "✓", Failed: "✗", Retrying: "↻", Waiting: "⏸", Unobservable: "–", Cursor: "▶", Expanded: "▾",
 	}
 	if name == HighContrast {
 		s.Pending = "○"

@@ -13,7 +13,7 @@ func TestEveryThemeShowsStatesBySymbolAndColour(t *testing.T) {
 		}
 		sy := th.Symbols
 		seen := map[string]bool{}
-		for _, s := range []string{sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting} {
+		for _, s := range []string{sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting, sy.Unobservable} {
 			if s == "" || seen[s] {
 				t.Errorf("theme %s: state symbol %q empty or shared between states", name, s)
 			}

@@ -172,6 +172,7 @@ func (m *Model) onFrame() {
 
 func (m *Model) refreshStatus(now time.Time) {
 	m.status, m.statusAt = m.src.Status(), now
+	m.pods.setStatus(m.status)
 	if ck := m.src.Clock(); ck != nil {
 		m.paused, m.speed = ck.Paused(), ck.Speed()
 	}

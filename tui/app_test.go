@@ -324,3 +324,37 @@ func TestAnySizeDrawsAFullFrame(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterSourceShowsUnobservableStagesAndCoarseTimes(t *testing.T) {
+	src := &FakeSource{SourceName: "cluster kind-kind", StatusFunc: func() Status {
+		return Status{NodesReady: 1, NodesTotal: 1, ReadOnly: "read-only: attached to cluster kind-kind",
+			Resolution: time.Second, Unobservable: []stages.ID{stages.Authn, stages.Authz, stages.Admission}}
+	}}
+	m := New(src, Options{Now: func() time.Time { return t0 }})
+	m.Update(winSize(120, 40))
+	done := stages.Event{Time: at(1300), Namespace: "default", Pod: "web-0", Stage: stages.Persist, Status: stages.Succeeded, DurationMs: 300}
+	pulled := stages.Event{Time: at(5000), Namespace: "default", Pod: "web-0", Stage: stages.Pull, Status: stages.Succeeded, DurationMs: 2600}
+	m.Fold(done, pulled)
+	frame := ansi.Strip(m.Render())
+	var row string
+	for _, l := range strings.Split(frame, "\n") {
+		if strings.Contains(l, "web-0") {
+			row = l
+		}
+	}
+	if strings.Count(row, "–") != 3 {
+		t.Errorf("want authn, authz and admission marked unobservable: %q", row)
+	}
+	if !strings.Contains(row, "✓<1s") || !strings.Contains(row, "✓3s") {
+		t.Errorf("durations finer than the source's 1 s resolution: %q", row)
+	}
+	if !strings.Contains(frame, "cluster kind-kind") {
+		t.Error("header does not name the cluster")
+	}
+}
+
+func TestLifecycleLength(t *testing.T) {
+	if nLifecycle != len(stages.Lifecycle) {
+		t.Fatalf("nLifecycle = %d, stages.Lifecycle has %d", nLifecycle, len(stages.Lifecycle))
+	}
+}

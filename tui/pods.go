@@ -61,10 +61,49 @@ func newLaneLayout(width int) laneLayout {
 	return l
 }
 
+// nLifecycle is len(stages.Lifecycle), as a constant (a test checks it).
+const nLifecycle = 15
+
 // podsPane draws the swimlanes.
 type podsPane struct {
 	c     *Common
 	cache map[*lanes.Lane]laneCache
+	// res and hidden come from the Source's Status: timestamp resolution and
+	// the stages it cannot see (indexed like stages.Lifecycle).
+	res    time.Duration
+	hidden [nLifecycle]bool
+}
+
+// setStatus takes the Source's resolution and unobservable stages.
+func (p *podsPane) setStatus(st Status) {
+	var hidden [nLifecycle]bool
+	for _, id := range st.Unobservable {
+		if i := id.Index(); i >= 0 && i < len(hidden) {
+			hidden[i] = true
+		}
+	}
+	if hidden != p.hidden || st.Resolution != p.res {
+		p.hidden, p.res = hidden, st.Resolution
+		clear(p.cache)
+	}
+}
+
+// dur renders a duration no finer than the Source's resolution: "<1s" for
+// what a one-second clock cannot tell apart from zero.
+func (p *podsPane) dur(d time.Duration) string {
+	if p.res <= 0 {
+		return fmtDur4(d)
+	}
+	if p.res >= time.Second { // whole seconds: 3s, 2m, never 3.0s
+		if d < p.res {
+			return "<" + fmtAge(p.res)
+		}
+		return fmtAge(d.Round(p.res))
+	}
+	if d < p.res {
+		return "<" + fmtDur4(p.res)
+	}
+	return fmtDur4(d.Round(p.res))
 }
 
 // laneCache is the drawn row of a lane that shows nothing time-dependent.
@@ -174,6 +213,9 @@ func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel 
 	pt := &p.c.Paint
 	for i := range stages.Lifecycle {
 		sym, rest, paint := p.cellParts(&l.Cells[i], lay.cell-1, now)
+		if p.hidden[i] && l.Cells[i].State == lanes.NotReached {
+			sym, rest, paint = p.c.Theme.Symbols.Unobservable, "", pMuted
+		}
 		rest = fit(rest, lay.cell-2) // symbols are one cell wide (themes tests it)
 		if i == sel {
 			paint = pSelCell
@@ -202,12 +244,12 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 		if !wide {
 			return frame, "", pRunning
 		}
-		return frame, fmtDur4(now.Sub(c.Start)), pRunning
+		return frame, p.dur(now.Sub(c.Start)), pRunning
 	case lanes.Done:
 		if !wide {
 			return sy.Done, "", pDone
 		}
-		return sy.Done, fmtDur4(c.Duration), pDone
+		return sy.Done, p.dur(c.Duration), pDone
 	case lanes.Failed:
 		if !wide {
 			return sy.Failed, "", pFailed
@@ -224,7 +266,7 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 			return sy.Retrying, strconv.Itoa(c.Attempt), pRetrying
 		}
 		// Attempt and countdown when both fit, else the countdown.
-		a, cd := strconv.Itoa(c.Attempt), fmtDur4(c.NextTry.Sub(now))
+		a, cd := strconv.Itoa(c.Attempt), p.dur(c.NextTry.Sub(now))
 		if 1+len(a)+1+len(cd) <= w {
 			return sy.Retrying, a + " " + cd, pRetrying
 		}
@@ -236,7 +278,7 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 		if c.Reason == "Breakpoint" {
 			return sy.Waiting, "break", pWaiting
 		}
-		return sy.Waiting, fmtDur4(now.Sub(c.Start)), pWaiting
+		return sy.Waiting, p.dur(now.Sub(c.Start)), pWaiting
 	}
 	return sy.Pending, "", pPending
 }

@@ -47,6 +47,12 @@ type Status struct {
 	Runtime string
 	// ReadOnly, when set, says why commands are unavailable.
 	ReadOnly string
+	// Resolution is the precision of the Source's timestamps (a real
+	// cluster's events have one second); durations are not drawn finer.
+	// Zero means exact.
+	Resolution time.Duration
+	// Unobservable lists the stages this Source cannot see; their cells say so.
+	Unobservable []stages.ID
 }
 
 // Workload is a built-in demo workload.
