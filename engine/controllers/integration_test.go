@@ -250,7 +250,9 @@ func TestDeploymentScales3To5To2(t *testing.T) {
 		"ScalingReplicaSet: Scaled up replica set " + rsName + " from 0 to 3",
 		"ScalingReplicaSet: Scaled up replica set " + rsName + " from 3 to 5",
 	}
-	c.waitFor("scaling events", func() bool { return fmt.Sprint(c.events("Deployment", "web", deployment.Component)) == fmt.Sprint(want) })
+	c.waitFor("scaling events", func() bool {
+		return fmt.Sprint(c.events("Deployment", "web", deployment.Component)) == fmt.Sprint(want)
+	})
 	c.waitFor("3 SuccessfulDelete events", func() bool {
 		n := 0
 		for _, e := range c.events("ReplicaSet", rsName, replicaset.Component) {
@@ -396,4 +398,42 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestForbiddenReplicaSetCreateRetries(t *testing.T) {
+	c := startCluster(t, false)
+	c.env.Tracer.Faults.Add(stages.Fault{Stage: stages.Reconcile, Kind: stages.Flake, Count: 2, Variant: "forbidden", Scope: stages.Scope{}})
+	if _, err := c.admin.AppsV1().Deployments(ns).Create(c.ctx, newDeployment("web", 2, "nginx:1.27"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("2 pods after the forbidden attempts", func() bool { return len(c.activePods()) == 2 })
+	d := c.deployment("web")
+	rsName := "web-" + controllerutil.ComputeHash(&d.Spec.Template, nil)
+	wantMsg := fmt.Sprintf(`Failed to create new replica set %q: replicasets.apps is forbidden: User "%s" cannot create resource "replicasets" in API group "apps" in the namespace "default"`,
+		rsName, deployment.DefaultUser)
+	c.waitFor("ReplicaSetCreateError events", func() bool {
+		for _, e := range c.events("Deployment", "web", deployment.Component) {
+			if e == "ReplicaSetCreateError: "+wantMsg {
+				return true
+			}
+		}
+		return false
+	})
+	var lane []stages.Event
+	for _, e := range c.env.Events() {
+		if e.Stage == stages.Reconcile && e.Kind == stages.KindReplicaSet && e.Component == deployment.Component && e.Status != stages.Started {
+			lane = append(lane, e)
+		}
+	}
+	if len(lane) != 3 {
+		t.Fatalf("replica set reconcile events = %+v", lane)
+	}
+	for i, e := range lane[:2] {
+		if e.Status != stages.Retrying || e.Reason != "ReplicaSetCreateError" || e.Message != wantMsg || e.Pod != rsName || e.Attempt != i+1 || e.NextTry == nil {
+			t.Fatalf("attempt %d = %+v", i+1, e)
+		}
+	}
+	if e := lane[2]; e.Status != stages.Succeeded || e.Attempt != 3 || e.Message != "Scaled up replica set "+rsName+" from 0 to 2" {
+		t.Fatalf("final = %+v", e)
+	}
 }

@@ -188,7 +188,6 @@ func TestScalesDownUnreadyFirst(t *testing.T) {
 	}
 }
 
-
 func TestForbiddenCreateRetriesWithFailedCreate(t *testing.T) {
 	client := newFakeClient(testRS(2))
 	var denied atomic.Int32
