@@ -68,15 +68,18 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 	}
 	add("Status     " + state)
 	if !c.Start.IsZero() {
-		timing := "Started    " + c.Start.Format("15:04:05.000")
+		timing := "Started    " + c.Start.Format(m.timeLayout())
 		switch c.State {
 		case lanes.InProgress, lanes.Waiting:
-			timing += "   running for " + fmtDur(now.Sub(c.Start))
+			timing += "   running for " + m.fmtDuration(now.Sub(c.Start))
 		case lanes.Done, lanes.Failed, lanes.Retrying:
-			timing += "   took " + fmtDur(c.Duration)
+			timing += "   took " + m.fmtDuration(c.Duration)
 		}
 		if c.State == lanes.Retrying && !c.NextTry.IsZero() {
-			timing += "   next try in " + fmtDur(c.NextTry.Sub(now))
+			timing += "   next try in " + m.fmtDuration(c.NextTry.Sub(now))
+		}
+		if m.status.Resolution > 0 {
+			timing += "   (timestamps to " + fmtDur(m.status.Resolution) + ")"
 		}
 		add(timing)
 	}
@@ -113,7 +116,7 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 	if len(c.History) > 1 {
 		add("", pt.S(pBold, "This stage so far"))
 		for _, e := range c.History {
-			line := e.Time.Format("15:04:05.000") + "  " + fit(string(e.Status), 9) + " " + e.Reason
+			line := e.Time.Format(m.timeLayout()) + "  " + fit(string(e.Status), 9) + " " + e.Reason
 			if e.Attempt > 1 {
 				line += fmt.Sprintf(" (attempt %d)", e.Attempt)
 			}
@@ -139,6 +142,23 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 		out = out[:h]
 	}
 	return out
+}
+
+// timeLayout formats clock times no finer than the Source's resolution.
+func (m *Model) timeLayout() string {
+	if m.status.Resolution >= time.Second {
+		return "15:04:05"
+	}
+	return "15:04:05.000"
+}
+
+// fmtDuration is fmtDur, or the pods pane's coarse form when the Source's
+// timestamps are coarse.
+func (m *Model) fmtDuration(d time.Duration) string {
+	if m.status.Resolution > 0 {
+		return m.pods.dur(d)
+	}
+	return fmtDur(d)
 }
 
 func nodeSuffix(l *lanes.Lane) string {
