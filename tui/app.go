@@ -123,12 +123,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.detail[msg.key] = msg.res
 		return m, nil
 	case tea.MouseWheelMsg:
-		return m, m.onWheel(msg)
+		prev := m.selected()
+		m.onWheel(msg)
+		return m, m.selectionChanged(prev)
 	case tea.MouseClickMsg:
+		prev := m.selected()
 		m.onClick(msg.Mouse())
-		return m, nil
+		return m, m.selectionChanged(prev)
 	case tea.KeyPressMsg:
-		return m.onKey(msg)
+		prev := m.selected()
+		_, cmd := m.onKey(msg)
+		return m, tea.Batch(cmd, m.selectionChanged(prev))
 	}
 	return m, nil
 }
@@ -250,7 +255,7 @@ func (m *Model) move(d int) {
 	m.detailTop = 0
 }
 
-func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
+func (m *Model) onWheel(msg tea.MouseWheelMsg) {
 	switch msg.Button {
 	case tea.MouseWheelUp:
 		if m.screen == screenEvents {
@@ -265,7 +270,15 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 			m.move(3)
 		}
 	}
-	return nil
+}
+
+// selectionChanged fetches the newly selected pod's stored object when a
+// detail is showing.
+func (m *Model) selectionChanged(prev *lanes.Lane) tea.Cmd {
+	if m.selected() == prev {
+		return nil
+	}
+	return m.refreshDetail(true)
 }
 
 // onClick selects the lane and stage under the pointer on the pods screen.

@@ -91,6 +91,10 @@ func TestPaneSwitching(t *testing.T) {
 	if !strings.Contains(ansi.Strip(m.Render()), "kubectl describe pod batch -n default") {
 		t.Error("detail lacks the kubectl command for the selected pod")
 	}
+	press(m, "k")
+	if d := ansi.Strip(m.Render()); !strings.Contains(d, "pod/api-0") || !strings.Contains(d, "PodScheduled") {
+		t.Errorf("moving in the detail does not show the next pod as stored:\n%s", d)
+	}
 	press(m, "esc")
 	if m.screen != screenPods {
 		t.Fatal("esc does not return from the detail")

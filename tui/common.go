@@ -126,14 +126,6 @@ func plain(s string) bool {
 	return true
 }
 
-// width returns the cells s takes on screen.
-func width(s string) int {
-	if plain(s) {
-		return len(s)
-	}
-	return ansi.StringWidth(s)
-}
-
 var spaceRun = strings.Repeat(" ", 512)
 
 func spaces(n int) string {
