@@ -232,7 +232,11 @@ func (m *Model) tabsLine(w int) string {
 		right += "filter: " + f + "  "
 	}
 	if l := m.selected(); l != nil {
-		right += "stage " + string(m.selectedStage()) + "  " + itoa(m.sel+1) + "/" + itoa(len(m.store.Rows()))
+		right += "stage " + string(m.selectedStage())
+		if l.Node != "" {
+			right += "  on " + l.Node
+		}
+		right += "  " + itoa(m.sel+1) + "/" + itoa(len(m.store.Rows()))
 	}
 	if m.ended {
 		right += "  (source ended)"
