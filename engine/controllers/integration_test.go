@@ -437,3 +437,50 @@ func TestForbiddenReplicaSetCreateRetries(t *testing.T) {
 		t.Fatalf("final = %+v", e)
 	}
 }
+
+func TestRecreateScalesOldToZeroBeforeNew(t *testing.T) {
+	c := startCluster(t, true)
+	d := newDeployment("web", 2, "nginx:1.27")
+	d.Spec.Strategy = apps.DeploymentStrategy{Type: apps.RecreateDeploymentStrategyType}
+	if _, err := c.admin.AppsV1().Deployments(ns).Create(c.ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("2 available", func() bool { return c.deployment("web").Status.AvailableReplicas == 2 })
+	oldName := c.replicaSets()[0].Name
+	d = c.deployment("web")
+	d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+	d, err := c.admin.AppsV1().Deployments(ns).Update(c.ctx, d, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newName := "web-" + controllerutil.ComputeHash(&d.Spec.Template, nil)
+	c.waitFor("recreated", func() bool {
+		s := c.deployment("web").Status
+		return s.UpdatedReplicas == 2 && s.Replicas == 2 && s.AvailableReplicas == 2
+	})
+	// Stage events are emitted in order: the old replica set must reach 0
+	// before the new one is created.
+	down, up := -1, -1
+	for i, e := range c.env.Events() {
+		if e.Stage != stages.Reconcile || e.Status != stages.Succeeded || e.Component != deployment.Component {
+			continue
+		}
+		switch e.Message {
+		case "Scaled down replica set " + oldName + " from 2 to 0":
+			down = i
+		case "Scaled up replica set " + newName + " from 0 to 2":
+			up = i
+		}
+	}
+	if down < 0 || up < 0 || up < down {
+		t.Fatalf("scale-down event #%d, scale-up event #%d; want the old replica set emptied first", down, up)
+	}
+	want := []string{
+		"ScalingReplicaSet: Scaled down replica set " + oldName + " from 2 to 0",
+		"ScalingReplicaSet: Scaled up replica set " + oldName + " from 0 to 2",
+		"ScalingReplicaSet: Scaled up replica set " + newName + " from 0 to 2",
+	}
+	c.waitFor("recreate events", func() bool {
+		return fmt.Sprint(c.events("Deployment", "web", deployment.Component)) == fmt.Sprint(want)
+	})
+}
