@@ -72,12 +72,11 @@ type Model struct {
 	heldN     int // pods held at a breakpoint
 	detailAt  time.Time
 
-	detail    map[string]detailResult
-	note      string
-	noteErr   bool
-	noteAt    time.Time
-	ended     bool
-	lastFrame time.Time
+	detail  map[string]detailResult
+	note    string
+	noteErr bool
+	noteAt  time.Time
+	ended   bool
 }
 
 // New returns the UI model for src.
@@ -153,7 +152,6 @@ func (m *Model) Fold(evs ...stages.Event) {
 // onFrame drains every event waiting on the Source without blocking.
 func (m *Model) onFrame() {
 	now := m.c.Now()
-	m.lastFrame = now
 	if ch := m.src.Events(); ch != nil && !m.ended {
 	drain:
 		for i := 0; i < maxBatch; i++ {
