@@ -362,3 +362,23 @@ func TestLifecycleLength(t *testing.T) {
 		t.Fatalf("nLifecycle = %d, stages.Lifecycle has %d", nLifecycle, len(stages.Lifecycle))
 	}
 }
+
+func TestSchedulingMatrixShowsScoresAndChoice(t *testing.T) {
+	m, _, _ := fixture(120, 40, "dark")
+	r := &stages.SchedulingResult{Chosen: "node-2", Nodes: []stages.NodeVerdict{
+		{Node: "node-1", Scores: map[string]int64{"NodeResourcesFit": 40, "ImageLocality": 0}, Total: 40},
+		{Node: "node-2", Scores: map[string]int64{"NodeResourcesFit": 80, "ImageLocality": 10}, Total: 90},
+		{Node: "node-3", Plugin: "TaintToleration", Reason: "node(s) had untolerated taint(s)"},
+	}}
+	out := ansi.Strip(strings.Join(schedulingMatrix(m, r, 110), "\n"))
+	for _, want := range []string{"ImageLoc", "NodeRes", "✓ fits", "✗ TaintToleration: node(s) had untolerated taint(s)", "90", "▶ chosen"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("matrix lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "chosen") && !strings.HasPrefix(strings.TrimSpace(l), "node-2") {
+			t.Errorf("chosen marker on the wrong node: %q", l)
+		}
+	}
+}
