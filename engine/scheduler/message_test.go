@@ -11,7 +11,7 @@ import (
 )
 
 // newTestScheduler returns a scheduler (not started) whose cache holds nodes and assigned pods.
-func newTestScheduler(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) *Scheduler {
+func newTestScheduler(t testing.TB, nodes []*v1.Node, pods []*v1.Pod) *Scheduler {
 	t.Helper()
 	s, err := New(Config{Client: fake.NewClientset(), Seed: 1})
 	if err != nil {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -178,13 +179,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	}
 	res.host = s.selectHost(scores)
 	res.verdicts.Chosen = res.host
-	for _, ns := range scores {
-		v := stages.NodeVerdict{Node: ns.Name, Total: ns.TotalScore, Scores: make(map[string]int64, len(ns.Scores))}
-		for _, ps := range ns.Scores {
-			v.Scores[ps.Name] = ps.Score
-		}
-		res.verdicts.Nodes = append(res.verdicts.Nodes, v)
-	}
+	addScoreVerdicts(res.verdicts, scores, res.host)
 	sortVerdicts(res.verdicts)
 	return res, nil
 }
@@ -205,7 +200,41 @@ func verdictsOf(d *framework.Diagnosis, nodes []*framework.NodeInfo) *stages.Sch
 }
 
 func sortVerdicts(r *stages.SchedulingResult) {
-	sort.Slice(r.Nodes, func(i, j int) bool { return r.Nodes[i].Node < r.Nodes[j].Node })
+	slices.SortFunc(r.Nodes, func(a, b stages.NodeVerdict) int { return strings.Compare(a.Node, b.Node) })
+}
+
+// Verdict detail limits: every feasible node gets its total, but per-plugin
+// scores are kept for all of them only up to maxDetailedScores feasible
+// nodes; beyond that, for the topScoreDetails best and the chosen one.
+const (
+	maxDetailedScores = 100
+	topScoreDetails   = 10
+)
+
+// addScoreVerdicts appends the feasible nodes' verdicts: totals, and
+// per-plugin scores within the detail limits.
+func addScoreVerdicts(r *stages.SchedulingResult, scores []framework.NodePluginScores, chosen string) {
+	detailed := func(int) bool { return true }
+	if len(scores) > maxDetailedScores {
+		totals := make([]int64, len(scores))
+		for i, ns := range scores {
+			totals[i] = ns.TotalScore
+		}
+		slices.Sort(totals)
+		cut := totals[len(totals)-topScoreDetails]
+		detailed = func(i int) bool { return scores[i].TotalScore > cut || scores[i].Name == chosen }
+	}
+	r.Nodes = slices.Grow(r.Nodes, len(scores))
+	for i, ns := range scores {
+		v := stages.NodeVerdict{Node: ns.Name, Total: ns.TotalScore}
+		if detailed(i) {
+			v.Scores = make(map[string]int64, len(ns.Scores))
+			for _, ps := range ns.Scores {
+				v.Scores[ps.Name] = ps.Score
+			}
+		}
+		r.Nodes = append(r.Nodes, v)
+	}
 }
 
 // numFeasibleNodesToFind is upstream's cut-off: every node below 100 nodes,
@@ -226,16 +255,6 @@ func (s *Scheduler) numFeasibleNodesToFind(numAllNodes int) int {
 		return minFeasibleNodesToFind
 	}
 	return n
-}
-
-func chunkSizeFor(n, parallelism int) int {
-	c := int(math.Sqrt(float64(n)))
-	if r := n/parallelism + 1; c > r {
-		c = r
-	} else if c < 1 {
-		c = 1
-	}
-	return c
 }
 
 // findNodesThatPassFilters runs the filters over the nodes in parallel,
@@ -273,7 +292,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 		default:
 			statuses[idx] = st
 		}
-	}, workqueue.WithChunkSize(chunkSizeFor(numAll, s.cfg.Parallelism)))
+	}, workqueue.WithChunkSize(framework.ChunkSizeFor(numAll, s.cfg.Parallelism)))
 	if firstErr != nil {
 		return nil, firstErr
 	}

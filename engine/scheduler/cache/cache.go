@@ -29,16 +29,21 @@ type Cache struct {
 	// nodeSetChanged counts additions and removals of nodes, so that
 	// snapshots know when to rebuild their node list.
 	nodeSetChanged int64
+	// dirty names the nodes changed since the snapshot last updated
+	// (lastSnapshot); another snapshot falls back to a full scan.
+	dirty        map[string]struct{}
+	lastSnapshot *Snapshot
 }
 
 // New returns an empty cache.
 func New() *Cache {
-	return &Cache{nodes: map[string]*framework.NodeInfo{}, pods: map[types.UID]*podState{}}
+	return &Cache{nodes: map[string]*framework.NodeInfo{}, pods: map[types.UID]*podState{}, dirty: map[string]struct{}{}}
 }
 
-func (c *Cache) touch(ni *framework.NodeInfo) {
+func (c *Cache) touch(name string, ni *framework.NodeInfo) {
 	c.generation++
 	ni.Generation = c.generation
+	c.dirty[name] = struct{}{}
 }
 
 func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
@@ -59,7 +64,7 @@ func (c *Cache) AddNode(node *v1.Node) {
 		c.nodeSetChanged++
 	}
 	ni.SetNode(node)
-	c.touch(ni)
+	c.touch(node.Name, ni)
 }
 
 // UpdateNode replaces a node.
@@ -74,12 +79,13 @@ func (c *Cache) RemoveNode(name string) {
 		return
 	}
 	c.nodeSetChanged++
+	c.dirty[name] = struct{}{}
 	if len(ni.Pods) == 0 {
 		delete(c.nodes, name)
 		return
 	}
 	*ni = *framework.NewNodeInfo(nil, ni.Pods...)
-	c.touch(ni)
+	c.touch(name, ni)
 }
 
 // AssumePod accounts pod (with spec.nodeName set) on its node before the
@@ -136,7 +142,7 @@ func (c *Cache) IsAssumed(uid types.UID) bool {
 func (c *Cache) addPodLocked(pod *v1.Pod, assumed bool) {
 	ni := c.nodeInfo(pod.Spec.NodeName)
 	ni.AddPod(framework.NewPodInfo(pod))
-	c.touch(ni)
+	c.touch(pod.Spec.NodeName, ni)
 	c.pods[pod.UID] = &podState{pod: pod, assumed: assumed}
 }
 
@@ -147,7 +153,7 @@ func (c *Cache) removePodLocked(pod *v1.Pod) {
 		return
 	}
 	ni.RemovePod(pod)
-	c.touch(ni)
+	c.touch(pod.Spec.NodeName, ni)
 	if ni.Node() == nil && len(ni.Pods) == 0 {
 		delete(c.nodes, pod.Spec.NodeName)
 	}
@@ -177,34 +183,47 @@ func (s *Snapshot) Get(name string) (*framework.NodeInfo, bool) {
 }
 
 // UpdateSnapshot copies into s the nodes changed since s was last updated.
+// For the snapshot updated last it visits only the changed nodes.
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.lastSnapshot == s && s.generation == c.generation && s.nodeSetChanged == c.nodeSetChanged {
+		return
+	}
 	changed := false
-	for name, ni := range c.nodes {
-		if ni.Generation <= s.generation {
-			continue
-		}
-		if ni.Node() == nil {
-			if _, ok := s.infos[name]; ok {
+	update := func(name string) {
+		ni, ok := c.nodes[name]
+		if !ok || ni.Node() == nil {
+			if _, had := s.infos[name]; had {
 				delete(s.infos, name)
 				changed = true
 			}
-			continue
+			return
 		}
-		if old, ok := s.infos[name]; ok {
+		if ni.Generation <= s.generation {
+			return
+		}
+		if old, had := s.infos[name]; had {
 			*old = *ni.Clone()
 		} else {
 			s.infos[name] = ni.Clone()
 			changed = true
 		}
 	}
-	for name := range s.infos {
-		if ni, ok := c.nodes[name]; !ok || ni.Node() == nil {
-			delete(s.infos, name)
-			changed = true
+	if c.lastSnapshot == s {
+		for name := range c.dirty {
+			update(name)
+		}
+	} else {
+		for name := range c.nodes {
+			update(name)
+		}
+		for name := range s.infos {
+			update(name)
 		}
 	}
+	clear(c.dirty)
+	c.lastSnapshot = s
 	s.generation = c.generation
 	if changed || s.nodeSetChanged != c.nodeSetChanged {
 		s.nodeSetChanged = c.nodeSetChanged

@@ -1,39 +1,30 @@
 package framework
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // StateKey names one piece of data in a CycleState.
 type StateKey string
 
-// CycleState holds the data plugins share during one scheduling attempt
-// (PreFilter writes it, Filter and Score read it). It is safe for concurrent use.
+// CycleState holds the data plugins share during one scheduling attempt.
+// PreFilter, PreScore and PostFilter write it; Filter and Score read it,
+// concurrently for different nodes. Writes must not run concurrently with
+// reads, which the framework's phases guarantee; reads take no lock.
 type CycleState struct {
-	mu   sync.RWMutex
 	data map[StateKey]any
-	// SkipFilter and SkipScore hold the plugins that asked to be skipped.
-	skipFilter map[string]bool
-	skipScore  map[string]bool
+	// filters are the filter plugins that did not ask to be skipped in
+	// PreFilter; set once before the filters run, read-only afterwards.
+	filters    []FilterPlugin
+	filtersSet bool
 }
 
 // NewCycleState returns an empty state.
-func NewCycleState() *CycleState {
-	return &CycleState{data: map[StateKey]any{}, skipFilter: map[string]bool{}, skipScore: map[string]bool{}}
-}
+func NewCycleState() *CycleState { return &CycleState{data: map[StateKey]any{}} }
 
 // Write stores v under key.
-func (c *CycleState) Write(key StateKey, v any) {
-	c.mu.Lock()
-	c.data[key] = v
-	c.mu.Unlock()
-}
+func (c *CycleState) Write(key StateKey, v any) { c.data[key] = v }
 
 // Read returns the value stored under key.
 func (c *CycleState) Read(key StateKey) (any, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 	v, ok := c.data[key]
 	if !ok {
 		return nil, fmt.Errorf("reading %q from cycle state: not found", key)

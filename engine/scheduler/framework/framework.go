@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -86,30 +87,35 @@ func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 // RunPreFilterPlugins runs the PreFilter plugins. The first rejection or error
 // stops the run and is returned with the plugin's name set.
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) *Status {
+	skip := map[string]bool{}
 	for _, p := range f.preFilter {
 		s := p.PreFilter(ctx, state, pod)
 		switch {
 		case s.IsSkip():
-			state.mu.Lock()
-			state.skipFilter[p.Name()] = true
-			state.mu.Unlock()
+			skip[p.Name()] = true
 		case !s.IsSuccess():
 			return s.WithPlugin(p.Name())
 		}
 	}
+	state.filters = state.filters[:0]
+	for _, p := range f.filter {
+		if !skip[p.Name()] {
+			state.filters = append(state.filters, p)
+		}
+	}
+	state.filtersSet = true
 	return nil
 }
 
 // RunFilterPlugins implements Handle: it runs the filters on one node, in
 // order, and returns the first non-success status with its plugin set.
+// Filters whose PreFilter asked to be skipped in this cycle are not run.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
-	for _, p := range f.filter {
-		state.mu.RLock()
-		skip := state.skipFilter[p.Name()]
-		state.mu.RUnlock()
-		if skip {
-			continue
-		}
+	filters := f.filter
+	if state.filtersSet {
+		filters = state.filters
+	}
+	for _, p := range filters {
 		if s := p.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
 			if !s.IsRejected() && s.Code() != Error {
 				s = NewStatus(Error, fmt.Sprintf("filter plugin %q returned %v", p.Name(), s.Code()))
@@ -165,15 +171,17 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			active = append(active, p)
 		}
 	}
+	n := len(nodes)
+	flat := make([]NodeScore, len(active)*n)
 	raw := make([][]NodeScore, len(active))
 	for i := range raw {
-		raw[i] = make([]NodeScore, len(nodes))
+		raw[i] = flat[i*n : (i+1)*n : (i+1)*n]
 	}
 	var mu sync.Mutex
 	var firstErr *Status
-	workqueue.ParallelizeUntil(ctx, f.parallelism, len(nodes), func(n int) {
+	workqueue.ParallelizeUntil(ctx, f.parallelism, n, func(k int) {
 		for i, p := range active {
-			score, s := p.Score(ctx, state, pod, nodes[n])
+			score, s := p.Score(ctx, state, pod, nodes[k])
 			if !s.IsSuccess() {
 				mu.Lock()
 				if firstErr == nil {
@@ -182,15 +190,16 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				mu.Unlock()
 				return
 			}
-			raw[i][n] = NodeScore{Name: nodes[n].Node().Name, Score: score}
+			raw[i][k] = NodeScore{Name: nodes[k].Node().Name, Score: score}
 		}
-	})
+	}, workqueue.WithChunkSize(ChunkSizeFor(n, f.parallelism)))
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	out := make([]NodePluginScores, len(nodes))
-	for n := range nodes {
-		out[n] = NodePluginScores{Name: nodes[n].Node().Name, Scores: make([]PluginScore, 0, len(active))}
+	out := make([]NodePluginScores, n)
+	all := make([]PluginScore, n*len(active))
+	for k := range nodes {
+		out[k] = NodePluginScores{Name: nodes[k].Node().Name, Scores: all[k*len(active) : k*len(active) : (k+1)*len(active)]}
 	}
 	for i, p := range active {
 		if norm, ok := p.(ScoreNormalizer); ok {
@@ -199,14 +208,26 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			}
 		}
 		w := f.weights[p.Name()]
-		for n := range nodes {
-			sc := raw[i][n].Score
+		for k := range nodes {
+			sc := raw[i][k].Score
 			if sc > MaxNodeScore || sc < 0 {
 				return nil, NewStatus(Error, fmt.Sprintf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", p.Name(), sc, 0, MaxNodeScore)).WithPlugin(p.Name())
 			}
-			out[n].Scores = append(out[n].Scores, PluginScore{Name: p.Name(), Score: sc * w})
-			out[n].TotalScore += sc * w
+			out[k].Scores = append(out[k].Scores, PluginScore{Name: p.Name(), Score: sc * w})
+			out[k].TotalScore += sc * w
 		}
 	}
 	return out, nil
+}
+
+// ChunkSizeFor is upstream's chunk size for parallelizing n pieces of work:
+// the square root of n, at most n/parallelism+1, at least 1.
+func ChunkSizeFor(n, parallelism int) int {
+	c := int(math.Sqrt(float64(n)))
+	if r := n/parallelism + 1; c > r {
+		c = r
+	} else if c < 1 {
+		c = 1
+	}
+	return c
 }
