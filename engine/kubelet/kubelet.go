@@ -101,9 +101,11 @@ type Kubelet struct {
 	crashBackOff *flowcontrol.Backoff
 	pullMu       sync.Mutex // serializeImagePulls, the kubelet default
 
-	podLister func() []*v1.Pod
-	notReady  atomic.Bool
-	nodeDirty chan struct{}
+	podLister       func() []*v1.Pod
+	notReady        atomic.Bool
+	registered      atomic.Bool
+	lastRegisterErr atomic.Value
+	nodeDirty       chan struct{}
 
 	mu          sync.Mutex
 	workers     map[types.UID]*podWorker
@@ -178,10 +180,13 @@ func (k *Kubelet) NodeName() string { return k.cfg.NodeName }
 // StatusWrites returns how many pods/status writes this kubelet made.
 func (k *Kubelet) StatusWrites() int64 { return k.status.Writes() }
 
+// StatusError returns the last failed pods/status write's error, if any.
+func (k *Kubelet) StatusError() string { return k.status.LastError() }
+
 // Runtime returns the container runtime (for pods/log and tests).
 func (k *Kubelet) Runtime() runtime.Runtime { return k.rt }
 
-// Start registers the node and starts the lease, node status, pod informer,
+// Start registers the node (retrying in the background until it succeeds) and starts the lease, node status, pod informer,
 // runtime event and status writer loops; they stop when ctx is done.
 func (k *Kubelet) Start(ctx context.Context) error {
 	k.ctx = ctx
@@ -191,12 +196,13 @@ func (k *Kubelet) Start(ctx context.Context) error {
 		k.recorder = b.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component, Host: k.cfg.NodeName})
 		go func() { <-ctx.Done(); b.Shutdown() }()
 	}
-	if err := k.registerNode(ctx); err != nil {
-		return fmt.Errorf("register node %s: %w", k.cfg.NodeName, err)
-	}
 	k.status.Start(ctx, k.cfg.StatusWorkers)
-	go k.leaseLoop(ctx)
-	go k.nodeStatusLoop(ctx)
+	go func() {
+		if k.registerWithRetry(ctx) {
+			go k.leaseLoop(ctx)
+			go k.nodeStatusLoop(ctx)
+		}
+	}()
 	go k.runtimeEvents(ctx)
 
 	factory := informers.NewSharedInformerFactoryWithOptions(k.client, 0,
@@ -216,6 +222,37 @@ func (k *Kubelet) Start(ctx context.Context) error {
 	}
 	factory.Start(ctx.Done())
 	return nil
+}
+
+// registerWithRetry registers the node, retrying with back-off (100 ms
+// doubling to 7 s) as the kubelet's registerWithAPIServer does; it reports
+// false when ctx ended first.
+func (k *Kubelet) registerWithRetry(ctx context.Context) bool {
+	delay := 100 * time.Millisecond
+	for {
+		err := k.registerNode(ctx)
+		if err == nil {
+			k.registered.Store(true)
+			return true
+		}
+		k.lastRegisterErr.Store(err.Error())
+		select {
+		case <-ctx.Done():
+			return false
+		case <-k.clock.After(delay):
+		}
+		delay = min(2*delay, 7*time.Second)
+	}
+}
+
+// Registered reports whether the Node object was created; RegisterError
+// returns the last registration error while it was not.
+func (k *Kubelet) Registered() bool { return k.registered.Load() }
+
+// RegisterError returns the last node registration error, if any.
+func (k *Kubelet) RegisterError() string {
+	s, _ := k.lastRegisterErr.Load().(string)
+	return s
 }
 
 // SetNotReady makes the node report Ready=False (true) or Ready=True again (false).

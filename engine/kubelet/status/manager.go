@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,9 +21,10 @@ import (
 // a write is in flight cost one more write, not several. A status equal to
 // the one last written is not written again.
 type Manager struct {
-	client kubernetes.Interface
-	queue  workqueue.TypedInterface[types.UID]
-	writes atomic.Int64
+	client  kubernetes.Interface
+	queue   workqueue.TypedRateLimitingInterface[types.UID]
+	writes  atomic.Int64
+	lastErr atomic.Value
 
 	mu      sync.Mutex
 	pending map[types.UID]*entry
@@ -37,7 +39,7 @@ type entry struct {
 
 // NewManager returns a manager writing through client.
 func NewManager(client kubernetes.Interface) *Manager {
-	return &Manager{client: client, queue: workqueue.NewTyped[types.UID](), pending: map[types.UID]*entry{}}
+	return &Manager{client: client, queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](100*time.Millisecond, 10*time.Second)), pending: map[types.UID]*entry{}}
 }
 
 // Start runs workers writers until ctx is done.
@@ -59,6 +61,12 @@ func (m *Manager) Start(ctx context.Context, workers int) {
 
 // Writes returns how many status writes reached the API server.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
+
+// LastError returns the last failed write's error text, empty if none failed.
+func (m *Manager) LastError() string {
+	s, _ := m.lastErr.Load().(string)
+	return s
+}
 
 // SetPodStatus records st as the status of pod, to be written soon.
 func (m *Manager) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
@@ -113,8 +121,17 @@ func (m *Manager) processNext(ctx context.Context) bool {
 	err := m.write(ctx, pod, st)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err == nil && !e.gone {
-		e.written = &st
+	switch {
+	case err == nil:
+		m.queue.Forget(uid)
+		if !e.gone {
+			e.written = &st
+		}
+	case apierrors.IsNotFound(err) || e.gone:
+		m.queue.Forget(uid)
+	default:
+		m.lastErr.Store(err.Error())
+		m.queue.AddRateLimited(uid) // retried with back-off, as the kubelet's status manager does
 	}
 	return true
 }
