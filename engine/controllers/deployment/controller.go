@@ -19,6 +19,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -240,8 +242,22 @@ func (c *Controller) enqueueOwnerOfRS(obj interface{}) {
 	if !ok {
 		return
 	}
-	if d := c.resolveControllerRef(rs.Namespace, metav1.GetControllerOf(rs)); d != nil {
-		c.queue.Add(keyOf(d))
+	if ref := metav1.GetControllerOf(rs); ref != nil {
+		if d := c.resolveControllerRef(rs.Namespace, ref); d != nil {
+			c.queue.Add(keyOf(d))
+		}
+		return
+	}
+	// An orphan: wake every Deployment that might adopt it.
+	ds, err := c.dLister.Deployments(rs.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, d := range ds {
+		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(rs.Labels)) {
+			c.queue.Add(keyOf(d))
+		}
 	}
 }
 
@@ -280,9 +296,15 @@ func (c *Controller) deletePod(obj interface{}) {
 	if d == nil || d.Spec.Strategy.Type != apps.RecreateDeploymentStrategyType {
 		return
 	}
-	rsList, err := c.replicaSetsFor(d)
+	all, err := c.rsLister.ReplicaSets(d.Namespace).List(labels.Everything())
 	if err != nil {
 		return
+	}
+	var rsList []*apps.ReplicaSet
+	for _, rs := range all {
+		if metav1.IsControlledBy(rs, d) {
+			rsList = append(rsList, rs)
+		}
 	}
 	podMap := c.podMapFor(rsList)
 	n := 0
@@ -294,9 +316,9 @@ func (c *Controller) deletePod(obj interface{}) {
 	}
 }
 
-// replicaSetsFor returns the replica sets d controls whose labels match its
-// selector. Orphans are not adopted.
-func (c *Controller) replicaSetsFor(d *apps.Deployment) ([]*apps.ReplicaSet, error) {
+// replicaSetsFor returns the replica sets d owns, after adopting matching
+// orphans and releasing the ones that no longer match its selector, as upstream.
+func (c *Controller) replicaSetsFor(ctx context.Context, d *apps.Deployment) ([]*apps.ReplicaSet, error) {
 	all, err := c.rsLister.ReplicaSets(d.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil, err
@@ -305,13 +327,38 @@ func (c *Controller) replicaSetsFor(d *apps.Deployment) ([]*apps.ReplicaSet, err
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %v", d.Namespace, d.Name, err)
 	}
+	m := &controllerutil.Claimer{
+		Controller: d,
+		Kind:       controllerKind,
+		CanAdopt: controllerutil.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
+			fresh, err := c.cfg.Client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			if fresh.UID != d.UID {
+				return nil, fmt.Errorf("original Deployment %v/%v is gone: got uid %v, wanted %v", d.Namespace, d.Name, fresh.UID, d.UID)
+			}
+			return fresh, nil
+		}),
+		Patch: func(ctx context.Context, namespace, name string, patch []byte) error {
+			_, err := c.cfg.Client.AppsV1().ReplicaSets(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+	}
+	match := func(o metav1.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }
 	var out []*apps.ReplicaSet
+	var errs []error
 	for _, rs := range all {
-		if metav1.IsControlledBy(rs, d) && sel.Matches(labels.Set(rs.Labels)) {
+		ok, err := m.Claim(ctx, rs, match)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
 			out = append(out, rs.DeepCopy())
 		}
 	}
-	return out, nil
+	return out, utilerrors.NewAggregate(errs)
 }
 
 func (c *Controller) podMapFor(rsList []*apps.ReplicaSet) map[string][]*v1.Pod {
@@ -349,7 +396,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 		}
 		return nil
 	}
-	rsList, err := c.replicaSetsFor(d)
+	rsList, err := c.replicaSetsFor(ctx, d)
 	if err != nil {
 		return err
 	}

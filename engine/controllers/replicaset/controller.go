@@ -16,6 +16,7 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -251,6 +252,24 @@ func (c *Controller) addPod(obj interface{}) {
 			c.expectations.CreationObserved(keyOf(rs))
 			c.queue.Add(keyOf(rs))
 		}
+		return
+	}
+	// An orphan: wake every ReplicaSet that might adopt it.
+	c.enqueueMatching(pod)
+}
+
+// enqueueMatching enqueues the ReplicaSets whose selector matches the orphan pod.
+func (c *Controller) enqueueMatching(pod *v1.Pod) {
+	rss, err := c.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, rs := range rss {
+		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		c.queue.Add(keyOf(rs))
 	}
 }
 
@@ -261,6 +280,9 @@ func (c *Controller) updatePod(old, cur interface{}) {
 	}
 	if curPod.DeletionTimestamp != nil {
 		c.deletePod(curPod)
+		if !reflect.DeepEqual(curPod.Labels, oldPod.Labels) {
+			c.deletePod(oldPod)
+		}
 		return
 	}
 	curRef, oldRef := metav1.GetControllerOf(curPod), metav1.GetControllerOf(oldPod)
@@ -270,6 +292,9 @@ func (c *Controller) updatePod(old, cur interface{}) {
 		}
 	}
 	if curRef == nil {
+		if !reflect.DeepEqual(curPod.Labels, oldPod.Labels) || !reflect.DeepEqual(curRef, oldRef) {
+			c.enqueueMatching(curPod)
+		}
 		return
 	}
 	rs := c.resolveControllerRef(curPod.Namespace, curRef)

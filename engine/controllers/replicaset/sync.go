@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
@@ -44,7 +46,10 @@ func (c *Controller) syncReplicaSet(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	activePods := claimedPods(rs, selector, controllerutil.FilterActivePods(all))
+	activePods, err := c.claimPods(ctx, rs, selector, controllerutil.FilterActivePods(ownedOrOrphaned(rs, all)))
+	if err != nil {
+		return err
+	}
 
 	var manageErr error
 	if needsSync && rs.DeletionTimestamp == nil {
@@ -66,16 +71,52 @@ func (c *Controller) syncReplicaSet(ctx context.Context, key string) error {
 	return nil
 }
 
-// claimedPods returns the pods rs controls whose labels match its selector.
-// Orphans are not adopted (podtrace's controllers only count their own pods).
-func claimedPods(rs *apps.ReplicaSet, selector labels.Selector, pods []*v1.Pod) []*v1.Pod {
+// ownedOrOrphaned returns the pods rs controls and the pods no one controls.
+func ownedOrOrphaned(rs *apps.ReplicaSet, pods []*v1.Pod) []*v1.Pod {
 	var out []*v1.Pod
 	for _, p := range pods {
-		if metav1.IsControlledBy(p, rs) && selector.Matches(labels.Set(p.Labels)) {
+		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID == rs.UID {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// claimPods returns the pods rs owns after adopting matching orphans and
+// releasing its pods that no longer match the selector, as upstream.
+func (c *Controller) claimPods(ctx context.Context, rs *apps.ReplicaSet, selector labels.Selector, pods []*v1.Pod) ([]*v1.Pod, error) {
+	m := &controllerutil.Claimer{
+		Controller: rs,
+		Kind:       controllerKind,
+		CanAdopt: controllerutil.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
+			fresh, err := c.cfg.Client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			if fresh.UID != rs.UID {
+				return nil, fmt.Errorf("original %v %v/%v is gone: got uid %v, wanted %v", controllerKind.Kind, rs.Namespace, rs.Name, fresh.UID, rs.UID)
+			}
+			return fresh, nil
+		}),
+		Patch: func(ctx context.Context, namespace, name string, patch []byte) error {
+			_, err := c.cfg.Client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+	}
+	match := func(o metav1.Object) bool { return selector.Matches(labels.Set(o.GetLabels())) }
+	var claimed []*v1.Pod
+	var errs []error
+	for _, p := range pods {
+		ok, err := m.Claim(ctx, p, match)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			claimed = append(claimed, p)
+		}
+	}
+	return claimed, utilerrors.NewAggregate(errs)
 }
 
 func (c *Controller) manageReplicas(ctx context.Context, activePods []*v1.Pod, rs *apps.ReplicaSet) error {
