@@ -28,9 +28,12 @@ func (w *podWorker) startContainer(ctx context.Context, pod *v1.Pod, c *ctr) (ti
 	if c.cur != nil && c.cur.State == runtime.StateExited {
 		// A restart: the exited instance becomes the last termination.
 		c.lastTerm = w.terminated(c)
-		_ = w.k.rt.RemoveContainer(ctx, c.id)
+		// Keep the exited instance (for logs --previous); remove the one before.
+		if prev := w.logIDs(c.spec.Name)[1]; prev != "" {
+			_ = w.k.rt.RemoveContainer(ctx, prev)
+		}
 		c.restarts++
-		c.id, c.cur = "", nil
+		c.prevID, c.id, c.cur = c.id, "", nil
 	}
 	if next, ok := w.create(ctx, pod, c); !ok {
 		return next, false
@@ -192,6 +195,7 @@ func (w *podWorker) create(ctx context.Context, pod *v1.Pod, c *ctr) (time.Time,
 		return retry("CreateContainerError", err.Error())
 	}
 	k.trackContainer(id, w)
+	w.setLogIDs(c.spec.Name, id, c.prevID)
 	c.id = id
 	st, _ := k.rt.ContainerStatus(ctx, id)
 	c.cur = &st

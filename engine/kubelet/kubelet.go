@@ -180,6 +180,35 @@ func (k *Kubelet) NodeName() string { return k.cfg.NodeName }
 // StatusWrites returns how many pods/status writes this kubelet made.
 func (k *Kubelet) StatusWrites() int64 { return k.status.Writes() }
 
+// ContainerLogs returns the lines the named container of pod namespace/name
+// has written; previous selects the instance before the current one, as
+// `kubectl logs --previous` does.
+func (k *Kubelet) ContainerLogs(ctx context.Context, namespace, name, container string, previous bool) ([]runtime.LogLine, error) {
+	k.mu.Lock()
+	var w *podWorker
+	for _, x := range k.workers {
+		if p := x.currentPod(); p.Namespace == namespace && p.Name == name {
+			w = x
+		}
+	}
+	k.mu.Unlock()
+	if w == nil {
+		return nil, fmt.Errorf("pod %s/%s is not running on node %s", namespace, name, k.cfg.NodeName)
+	}
+	ids := w.logIDs(container)
+	id := ids[0]
+	if previous {
+		id = ids[1]
+		if id == "" {
+			return nil, fmt.Errorf("previous terminated container %q in pod %q not found", container, name)
+		}
+	}
+	if id == "" {
+		return nil, fmt.Errorf("container %q in pod %q is waiting to start: ContainerCreating", container, name)
+	}
+	return k.rt.ContainerLogs(ctx, id)
+}
+
 // StatusError returns the last failed pods/status write's error, if any.
 func (k *Kubelet) StatusError() string { return k.status.LastError() }
 

@@ -27,7 +27,8 @@ type podWorker struct {
 	pod        *v1.Pod
 	removed    bool
 	cancelSync context.CancelFunc
-	finished   bool // terminal or terminated: holds no resources
+	finished   bool                 // terminal or terminated: holds no resources
+	ids        map[string][2]string // container name → current and previous instance IDs
 	wakeCh     chan struct{}
 
 	// Owned by the worker goroutine.
@@ -61,6 +62,7 @@ type ctr struct {
 	spec     v1.Container
 	init     bool
 	id       string                   // the current instance
+	prevID   string                   // the instance before, kept for its logs
 	cur      *runtime.ContainerStatus // its last known state
 	restarts int32
 	imageRef string // normalized reference pulled
@@ -88,6 +90,21 @@ func newPodWorker(k *Kubelet, pod *v1.Pod) *podWorker {
 		w.s.regular = append(w.s.regular, &ctr{spec: c})
 	}
 	return w
+}
+
+func (w *podWorker) setLogIDs(name, cur, prev string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ids == nil {
+		w.ids = map[string][2]string{}
+	}
+	w.ids[name] = [2]string{cur, prev}
+}
+
+func (w *podWorker) logIDs(name string) [2]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ids[name]
 }
 
 func (w *podWorker) wake() {
