@@ -196,17 +196,19 @@ func (w *podWorker) run(ctx context.Context) {
 			return
 		}
 		var timer <-chan time.Time
+		stop := func() bool { return false }
 		if !next.IsZero() {
 			t := w.k.clock.NewTimer(max(next.Sub(w.k.clock.Now()), 0))
-			timer = t.C()
-			defer t.Stop()
+			timer, stop = t.C(), t.Stop
 		}
 		select {
 		case <-w.wakeCh:
 		case <-timer:
 		case <-ctx.Done():
+			stop()
 			return
 		}
+		stop()
 	}
 }
 
