@@ -198,35 +198,40 @@ func (c *cacher) cachedByEtcdKey(etcdKey string) *cached {
 	return c.objects[rest]
 }
 
-// waitFresh waits until the cache has seen revision rv, asking etcd for a
-// progress notification when nothing on this prefix would otherwise move it.
+// waitFresh waits until the cache has seen revision rv, asking etcd for
+// progress notifications (which carry the current revision) when nothing on
+// this prefix would otherwise move it.
 func (c *cacher) waitFresh(ctx context.Context, rv int64) error {
 	select {
 	case <-c.ready:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	c.mu.RLock()
-	ok, wctx := c.rv >= rv, c.watchCtx
-	c.mu.RUnlock()
-	if ok {
-		return nil
-	}
-	if wctx != nil {
-		_ = c.store.etcd.RequestProgress(wctx)
-	}
-	deadline := time.AfterFunc(3*time.Second, func() { c.mu.Lock(); c.fresh.Broadcast(); c.mu.Unlock() })
-	defer deadline.Stop()
-	start := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.rv < rv {
-		if time.Since(start) >= 3*time.Second || ctx.Err() != nil {
-			return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, c.rv), 1)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		c.mu.RLock()
+		cur, wctx := c.rv, c.watchCtx
+		c.mu.RUnlock()
+		if cur >= rv {
+			return nil
 		}
-		c.fresh.Wait()
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, cur), 1)
+		}
+		if wctx != nil {
+			_ = c.store.etcd.RequestProgress(wctx)
+		}
+		c.waitChange(50 * time.Millisecond)
 	}
-	return nil
+}
+
+// waitChange waits until the cache's revision moves or d passes.
+func (c *cacher) waitChange(d time.Duration) {
+	t := time.AfterFunc(d, func() { c.mu.Lock(); c.fresh.Broadcast(); c.mu.Unlock() })
+	defer t.Stop()
+	c.mu.Lock()
+	c.fresh.Wait()
+	c.mu.Unlock()
 }
 
 // list returns the cached objects matching p, sorted by key, and the cache's revision.

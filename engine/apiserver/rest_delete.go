@@ -179,7 +179,7 @@ func (s *Server) deleteObject(ctx context.Context, rt *requestTrace, res *Resour
 		if rt != nil {
 			rt.spans = append(rt.spans, apiSpan{stage: stages.Persist, start: persistStart, end: s.cfg.Clock.Now()})
 		}
-		s.traceRemoved(res, last)
+		s.removed(ctx, res, last)
 		return last, true, nil
 	case err != nil:
 		return last, false, err

@@ -214,8 +214,16 @@ func (s *Server) finalizeIfDone(ctx context.Context, res *Resource, obj runtime.
 	if _, err := s.stores[res].remove(ctx, m.GetNamespace(), m.GetName(), mustRV(obj)); err != nil {
 		return nil, false
 	}
-	s.traceRemoved(res, obj)
+	s.removed(ctx, res, obj)
 	return obj, true
+}
+
+// removed tells the Removed hook and the tracer that obj left etcd.
+func (s *Server) removed(ctx context.Context, res *Resource, obj runtime.Object) {
+	if s.cfg.Removed != nil {
+		s.cfg.Removed(ctx, res, obj)
+	}
+	s.traceRemoved(res, obj)
 }
 
 // traceRemoved reports a traced object leaving etcd (the delete stage).

@@ -52,6 +52,8 @@ type Config struct {
 	Bootstrap []runtime.Object
 	// PodLogs serves pods/log; nil answers that logs are unavailable.
 	PodLogs PodLogFunc
+	// Removed is told when an object leaves etcd (ResourceQuota gives its usage back).
+	Removed func(ctx context.Context, res *Resource, obj runtime.Object)
 }
 
 // AdmissionRequest is one write handed to admission.
@@ -121,6 +123,17 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	if err := s.bootstrap(ctx); err != nil {
 		return fmt.Errorf("start apiserver: %w", err)
+	}
+	// Serve nothing until the caches hold everything written so far, so the
+	// first requests are authorized against the bootstrap RBAC policy.
+	head, err := s.cfg.Etcd.Get(ctx, "/registry/health")
+	if err != nil {
+		return fmt.Errorf("start apiserver: %w", etcdError(err))
+	}
+	for _, c := range s.cachers {
+		if err := c.waitFresh(ctx, head.Header.Revision); err != nil {
+			return fmt.Errorf("start apiserver: watch cache for %s: %w", c.res.GVR.Resource, err)
+		}
 	}
 	l, err := net.Listen("tcp", s.cfg.Address)
 	if err != nil {

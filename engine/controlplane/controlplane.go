@@ -123,6 +123,9 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		Tracer:    cfg.Tracer,
 		Bootstrap: bootstrapObjects(),
 		PodLogs:   cfg.PodLogs,
+		Removed: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
+			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
+		},
 	})
 	if err != nil {
 		return err

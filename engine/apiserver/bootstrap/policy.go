@@ -128,11 +128,15 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			newRule("create").groups(legacyGroup).resources("serviceaccounts").build(),
 			eventsRule(),
 		),
+		clusterRole(saRolePrefix+"root-ca-cert-publisher", nil,
+			newRule("create", "update").groups(legacyGroup).resources("configmaps").build(),
+			eventsRule(),
+		),
 		// Upstream's shared informers run as kube-controller-manager; podtrace's
-		// serviceaccount controller watches with its own identity, so it
-		// gets this extra read-only role.
-		clusterRole("podtrace:service-account-controller-informers", nil,
-			newRule("get", "list", "watch").groups(legacyGroup).resources("namespaces", "serviceaccounts").build(),
+		// namespace-defaults controller (serviceaccount + root-ca-cert-publisher)
+		// watches with its own identity, so it gets this extra read-only role.
+		clusterRole("podtrace:namespace-defaults-informers", nil,
+			newRule("get", "list", "watch").groups(legacyGroup).resources("namespaces", "serviceaccounts", "configmaps").build(),
 		),
 	}
 	Aggregate(roles)
@@ -158,7 +162,11 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		clusterBinding(saRolePrefix+"replicaset-controller", serviceAccount("kube-system", "replicaset-controller")),
 		clusterBinding(saRolePrefix+"generic-garbage-collector", serviceAccount("kube-system", "generic-garbage-collector")),
 		clusterBinding(saRolePrefix+"service-account-controller", serviceAccount("kube-system", "service-account-controller")),
-		clusterBinding("podtrace:service-account-controller-informers", serviceAccount("kube-system", "service-account-controller")),
+		clusterBinding(saRolePrefix+"root-ca-cert-publisher", serviceAccount("kube-system", "root-ca-cert-publisher")),
+		// podtrace runs both as one controller under one identity.
+		podtraceBinding("podtrace:namespace-defaults:service-account-controller", saRolePrefix+"service-account-controller", serviceAccount("kube-system", "namespace-defaults")),
+		podtraceBinding("podtrace:namespace-defaults:root-ca-cert-publisher", saRolePrefix+"root-ca-cert-publisher", serviceAccount("kube-system", "namespace-defaults")),
+		clusterBinding("podtrace:namespace-defaults-informers", serviceAccount("kube-system", "namespace-defaults")),
 	}
 }
 
@@ -210,6 +218,13 @@ func clusterBinding(role string, subjects ...rbacv1.Subject) *rbacv1.ClusterRole
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 		Subjects:   subjects,
 	}
+}
+
+// podtraceBinding binds role under a binding name of podtrace's own.
+func podtraceBinding(name, role string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+	b := clusterBinding(role, subjects...)
+	b.Name = name
+	return b
 }
 
 func group(name string) rbacv1.Subject {

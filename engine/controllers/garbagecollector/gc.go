@@ -290,4 +290,3 @@ func (c *Controller) dropFinalizer(ctx context.Context, k *kind, m metav1.Object
 	}
 	return err
 }
-

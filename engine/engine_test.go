@@ -1,0 +1,171 @@
+package engine_test
+
+import (
+	"context"
+	"io"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// recorder collects stage events.
+type recorder struct {
+	mu     sync.Mutex
+	events []stages.Event
+}
+
+func record(e *engine.Engine) *recorder {
+	r := &recorder{}
+	sub := e.Hub.Subscribe()
+	go func() {
+		for ev := range sub.C() {
+			r.mu.Lock()
+			r.events = append(r.events, ev)
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+func (r *recorder) all() []stages.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]stages.Event(nil), r.events...)
+}
+
+func start(t *testing.T, n int) (*engine.Engine, *recorder) {
+	t.Helper()
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: 20, Seed: 1})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	r := record(e)
+	t.Cleanup(func() { cancel(); e.Close() })
+	return e, r
+}
+
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}}}}
+}
+
+func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *recorder) []corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pods, err := e.AdminClient().CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err == nil {
+			ready := 0
+			for _, p := range pods.Items {
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+			if ready == want && len(pods.Items) == want {
+				return pods.Items
+			}
+		}
+		if time.Now().After(deadline) {
+			if pods != nil {
+				for _, p := range pods.Items {
+					t.Logf("pod %s node=%q phase=%s conditions=%v containers=%v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
+				}
+			}
+			for _, ev := range rec.all() {
+				if ev.Kind == stages.KindPod && ev.Stage.Index() >= stages.Kubelet.Index() {
+					t.Logf("%s %s %s %s %s", ev.Pod, ev.Stage, ev.Status, ev.Reason, ev.Message)
+				}
+			}
+			t.Fatalf("pods %s not all Ready: %v", selector, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
+	e, rec := start(t, 3)
+	ctx := context.Background()
+	if _, err := e.AdminClient().AppsV1().Deployments("default").Create(ctx, deployment("web", 3), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitReady(t, e, "app=web", 3, rec)
+	rss, err := e.AdminClient().AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(rss.Items) != 1 {
+		t.Fatalf("want one ReplicaSet, got %v %v", rss, err)
+	}
+	nodesUsed := map[string]bool{}
+	for _, p := range pods {
+		nodesUsed[p.Spec.NodeName] = true
+		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].Name != rss.Items[0].Name {
+			t.Errorf("pod %s owner refs %v", p.Name, p.OwnerReferences)
+		}
+	}
+	if len(nodesUsed) != 3 {
+		t.Errorf("pods spread over %d nodes, want 3", len(nodesUsed))
+	}
+	// Every pod's stream has authn → ready in order.
+	for _, p := range pods {
+		var seen []stages.ID
+		for _, ev := range rec.all() {
+			if ev.Kind == stages.KindPod && ev.Pod == p.Name && ev.Status == stages.Succeeded && (ev.Verb == "" || ev.Verb == "create") {
+				if len(seen) == 0 || seen[len(seen)-1] != ev.Stage {
+					seen = append(seen, ev.Stage)
+				}
+			}
+		}
+		firsts := map[stages.ID]int{}
+		for i, s := range seen {
+			if _, ok := firsts[s]; !ok {
+				firsts[s] = i
+			}
+		}
+		order := make([]stages.ID, 0, len(firsts))
+		for s := range firsts {
+			order = append(order, s)
+		}
+		sort.Slice(order, func(i, j int) bool { return firsts[order[i]] < firsts[order[j]] })
+		for _, want := range stages.Lifecycle {
+			if _, ok := firsts[want]; !ok {
+				t.Errorf("pod %s: no succeeded %s stage (saw %v)", p.Name, want, order)
+			}
+		}
+		for i := 1; i < len(order); i++ {
+			if !order[i-1].Before(order[i]) {
+				t.Errorf("pod %s: stages out of order: %v", p.Name, order)
+				break
+			}
+		}
+	}
+	// The Events a real cluster would show for the pods are in the API.
+	evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, ev := range evs.Items {
+		reasons[ev.Reason] = true
+	}
+	for _, want := range []string{"ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulling", "Pulled", "Created", "Started"} {
+		if !reasons[want] {
+			t.Errorf("no %s event in the API (have %v)", want, reasons)
+		}
+	}
+}

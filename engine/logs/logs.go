@@ -1,0 +1,37 @@
+// Package logs keeps library logs (klog from client-go, net/http) off the
+// terminal: they go to a file, or nowhere.
+package logs
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+
+	"k8s.io/klog/v2"
+)
+
+// ToFile sends klog's output to path (appending) and returns a function that
+// closes it.
+func ToFile(path string) (func() error, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	To(f)
+	return f.Close, nil
+}
+
+// To sends klog's output to w; io.Discard silences it.
+func To(w io.Writer) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(w)
+	klog.LogToStderr(false)
+}
