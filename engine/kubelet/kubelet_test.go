@@ -3,18 +3,15 @@ package kubelet
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -426,174 +423,6 @@ func TestAdmit(t *testing.T) {
 		reason, msg, ok := Admit(tt.pod, tt.others, alloc)
 		if ok != (tt.reason == "") || reason != tt.reason || msg != tt.msg {
 			t.Errorf("%d: got %v %q %q, want %q %q", i, ok, reason, msg, tt.reason, tt.msg)
-		}
-	}
-}
-
-func TestContainerLogsAndPrevious(t *testing.T) {
-	env := startKubelet(t, 400, nil)
-	env.create(t, newPod("talk", v1.Container{Name: "c", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hello from talk; sleep 1; exit 2"}}))
-	env.waitFor(t, "talk", "restarted", func(p *v1.Pod) bool {
-		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
-	})
-	ctx := context.Background()
-	for _, previous := range []bool{true, false} {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			lines, err := env.k.ContainerLogs(ctx, "default", "talk", "c", previous)
-			if err == nil && len(lines) >= 2 && lines[1].Text == "hello from talk" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("previous=%v: logs %+v %v", previous, lines, err)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	if _, err := env.k.ContainerLogs(ctx, "default", "nope", "c", false); err == nil {
-		t.Fatal("logs of an unknown pod")
-	}
-}
-
-func TestNodeRegistrationAndNotReady(t *testing.T) {
-	env := startKubelet(t, 100, nil)
-	ctx := context.Background()
-	ready := func() *v1.NodeCondition {
-		n, err := env.client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-		if err != nil {
-			return nil
-		}
-		for i, c := range n.Status.Conditions {
-			if c.Type == v1.NodeReady {
-				return &n.Status.Conditions[i]
-			}
-		}
-		return nil
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for c := ready(); c == nil || c.Status != v1.ConditionTrue; c = ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("node never Ready")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	c := ready()
-	if c.Reason != "KubeletReady" || c.Message != "kubelet is posting ready status" {
-		t.Fatalf("ready condition %+v", c)
-	}
-	n, _ := env.client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-	if n.Spec.PodCIDR != "10.244.1.0/24" || n.Labels[v1.LabelHostname] != "node-1" || n.Status.NodeInfo.KubeletVersion != "v1.36.3" {
-		t.Fatalf("node %+v", n)
-	}
-	cpu := n.Status.Allocatable[v1.ResourceCPU]
-	if cpu.String() != "4" {
-		t.Fatalf("allocatable cpu %s", cpu.String())
-	}
-	var l *coordinationv1.Lease
-	var err error
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if l, err = env.client.CoordinationV1().Leases(NodeLeaseNamespace).Get(ctx, "node-1", metav1.GetOptions{}); err == nil {
-			break
-		}
-	}
-	if err != nil || *l.Spec.HolderIdentity != "node-1" || *l.Spec.LeaseDurationSeconds != 40 {
-		t.Fatalf("lease %+v %v", l, err)
-	}
-	first := l.Spec.RenewTime.Time
-	env.k.SetNotReady(true)
-	deadline = time.Now().Add(5 * time.Second)
-	for c := ready(); c.Status != v1.ConditionFalse; c = ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("node never NotReady")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if c := ready(); c.Reason != "KubeletNotReady" {
-		t.Fatalf("not-ready condition %+v", c)
-	}
-	// The lease is renewed every 10 s of engine time (0.1 s here).
-	deadline = time.Now().Add(5 * time.Second)
-	for {
-		l, _ = env.client.CoordinationV1().Leases(NodeLeaseNamespace).Get(ctx, "node-1", metav1.GetOptions{})
-		if l.Spec.RenewTime.Time.After(first) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("lease not renewed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// TestSameSeedSameEvents runs the same pods twice with the same seed and
-// default latencies: the stage events (apart from times) are identical.
-func TestSameSeedSameEvents(t *testing.T) {
-	durations := regexp.MustCompile(`[0-9.]+(ms|s|µs)`)
-	run := func() string {
-		lat := rtsim.DefaultLatency
-		env := startKubelet(t, 100, &lat)
-		env.create(t, newPod("a", v1.Container{Name: "web", Image: "nginx:1.27"}))
-		env.waitFor(t, "a", "Ready", isReady)
-		env.create(t, newPod("b", v1.Container{Name: "cache", Image: "redis:7"}))
-		env.waitFor(t, "b", "Ready", isReady)
-		var lines []string
-		for _, e := range append(env.events.forPod("a"), env.events.forPod("b")...) {
-			lines = append(lines, fmt.Sprintf("%s %s %s %s %d %s %s", e.Pod, e.Stage, e.Container, e.Status, e.Attempt, e.Reason, durations.ReplaceAllString(e.Message, "D")))
-		}
-		return strings.Join(lines, "\n")
-	}
-	first, second := run(), run()
-	if first != second {
-		t.Fatalf("runs differ:\n%s\n---\n%s", first, second)
-	}
-	if !strings.Contains(first, "sandbox") || !strings.Contains(first, `Successfully pulled image "redis:7"`) {
-		t.Fatalf("unexpected events:\n%s", first)
-	}
-}
-
-// TestFewStatusWritesPerPod checks the status manager's coalescing: with
-// zero runtime latency a pod's way to Ready costs at most three writes.
-func TestFewStatusWritesPerPod(t *testing.T) {
-	env := startKubelet(t, 1, nil)
-	const n = 20
-	for i := 0; i < n; i++ {
-		env.create(t, newPod(fmt.Sprintf("p%d", i), v1.Container{Name: "c", Image: "registry.k8s.io/pause:3.10"}))
-	}
-	for i := 0; i < n; i++ {
-		env.waitFor(t, fmt.Sprintf("p%d", i), "Ready", isReady)
-	}
-	time.Sleep(50 * time.Millisecond) // let trailing writes land
-	if w := env.k.StatusWrites(); w > 3*n {
-		t.Fatalf("%d status writes for %d pods (%.1f per pod), want at most 3 per pod", w, n, float64(w)/n)
-	} else {
-		t.Logf("%.1f status writes per pod", float64(w)/n)
-	}
-}
-
-func TestLivenessRestartsAndReadinessUnhealthy(t *testing.T) {
-	env := startKubelet(t, 200, nil)
-	env.create(t, newPod("sick", v1.Container{
-		Name: "app", Image: "busybox:1.36",
-		Command: []string{"sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"},
-		LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/healthy"}}},
-			InitialDelaySeconds: 5, PeriodSeconds: 5},
-		ReadinessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
-			PeriodSeconds: 10},
-	}))
-	env.waitFor(t, "sick", "restarted by its liveness probe", func(p *v1.Pod) bool {
-		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
-	})
-	msgs := map[string]bool{}
-	for _, ev := range env.kubeEvents(t, "Unhealthy", "Killing") {
-		msgs[ev.Reason+": "+ev.Message] = true
-	}
-	for _, want := range []string{
-		"Unhealthy: Liveness probe failed: cat: can't open '/tmp/healthy': No such file or directory",
-		"Killing: Container app failed liveness probe, will be restarted",
-		`Unhealthy: Readiness probe failed: Get "http://10.244.1.2:8080/ready": dial tcp 10.244.1.2:8080: connect: connection refused`,
-	} {
-		if !msgs[want] {
-			t.Errorf("missing event %q; have %v", want, msgs)
 		}
 	}
 }
