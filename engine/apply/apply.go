@@ -1,0 +1,215 @@
+// Package apply creates or updates the objects of a multi-document YAML (or
+// JSON) manifest through the API server, as `kubectl apply -f` would, and
+// reports errors in kubectl's words.
+package apply
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podtrace/podtrace/engine/apiserver"
+)
+
+// Object is one document of a manifest, decoded.
+type Object struct {
+	*unstructured.Unstructured
+	Resource *apiserver.Resource
+}
+
+// Result says what happened to one object.
+type Result struct {
+	Kind, Namespace, Name string
+	Action                string // created, configured, unchanged
+}
+
+// String renders the result as kubectl does: `deployment.apps/web created`.
+func (r Result) String() string {
+	return r.Kind + "/" + r.Name + " " + r.Action
+}
+
+// Parse splits a manifest into objects and maps each to a served resource.
+// source names the manifest in errors (a file name, or "STDIN").
+func Parse(data []byte, source string) ([]Object, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []Object
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s: %w", source, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 || isComment(doc) {
+			continue
+		}
+		jsonDoc, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s: error converting YAML to JSON: %v", source, err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(jsonDoc); err != nil {
+			return nil, fmt.Errorf("error validating %q: error validating data: %v", source, missingTypeFields(jsonDoc, err))
+		}
+		if u.IsList() {
+			items, err := u.ToList()
+			if err != nil {
+				return nil, fmt.Errorf("error parsing %s: %v", source, err)
+			}
+			for i := range items.Items {
+				obj, err := mapObject(&items.Items[i], source)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, obj)
+			}
+			continue
+		}
+		obj, err := mapObject(u, source)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no objects passed to apply")
+	}
+	return out, nil
+}
+
+func isComment(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+// missingTypeFields words a decode failure the way kubectl's validation does.
+func missingTypeFields(doc []byte, err error) string {
+	var m map[string]interface{}
+	if yaml.Unmarshal(doc, &m) != nil {
+		return err.Error()
+	}
+	var missing []string
+	if _, ok := m["apiVersion"]; !ok {
+		missing = append(missing, "apiVersion not set")
+	}
+	if _, ok := m["kind"]; !ok {
+		missing = append(missing, "kind not set")
+	}
+	if len(missing) == 0 {
+		return err.Error()
+	}
+	return "[" + strings.Join(missing, ", ") + "]"
+}
+
+func mapObject(u *unstructured.Unstructured, source string) (Object, error) {
+	gvk := u.GroupVersionKind()
+	for _, r := range apiserver.Resources() {
+		if r.GVK() == gvk {
+			return Object{Unstructured: u, Resource: r}, nil
+		}
+	}
+	return Object{}, fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q",
+		u.GetName(), u.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String())
+}
+
+// Applier applies manifests as one user.
+type Applier struct {
+	client dynamic.Interface
+	// Namespace is used for namespaced objects that name none ("default").
+	Namespace string
+}
+
+// New returns an Applier using cfg's credentials.
+func New(cfg *rest.Config) (*Applier, error) {
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Applier{client: c, Namespace: metav1.NamespaceDefault}, nil
+}
+
+// Apply creates each object, or updates it if it exists, in order.
+func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Result, error) {
+	objs, err := Parse(data, source)
+	if err != nil {
+		return nil, err
+	}
+	var results []Result
+	for _, o := range objs {
+		r, err := a.applyOne(ctx, o, source)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result, error) {
+	gvr := o.Resource.GVR
+	var ri dynamic.ResourceInterface = a.client.Resource(gvr)
+	if o.Resource.Namespaced {
+		if o.GetNamespace() == "" {
+			o.SetNamespace(a.Namespace)
+		}
+		ri = a.client.Resource(gvr).Namespace(o.GetNamespace())
+	}
+	res := Result{Kind: kindName(gvr, o.Resource.Singular), Namespace: o.GetNamespace(), Name: o.GetName()}
+	opts := metav1.CreateOptions{FieldValidation: "Strict"}
+	_, err := ri.Create(ctx, o.Unstructured, opts)
+	if err == nil {
+		res.Action = "created"
+		return res, nil
+	}
+	if !apierrors.IsAlreadyExists(err) || o.GetName() == "" {
+		return res, serverError("creating", source, err)
+	}
+	current, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return res, serverError("retrieving current configuration of", source, err)
+	}
+	o.SetResourceVersion(current.GetResourceVersion())
+	updated, err := ri.Update(ctx, o.Unstructured, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if err != nil {
+		return res, serverError("applying patch to", source, err)
+	}
+	res.Action = "configured"
+	if updated.GetResourceVersion() == current.GetResourceVersion() {
+		res.Action = "unchanged"
+	}
+	return res, nil
+}
+
+func kindName(gvr schema.GroupVersionResource, singular string) string {
+	if gvr.Group == "" {
+		return singular
+	}
+	return singular + "." + gvr.Group
+}
+
+// serverError words an API error as kubectl does:
+// `Error from server (Forbidden): error when creating "x.yaml": ...`.
+func serverError(verb, source string, err error) error {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		return fmt.Errorf("Error from server (%s): error when %s %q: %s", s.Status().Reason, verb, source, err.Error())
+	}
+	return fmt.Errorf("error when %s %q: %w", verb, source, err)
+}
