@@ -220,7 +220,7 @@ func (k *Kubelet) Runtime() runtime.Runtime { return k.rt }
 func (k *Kubelet) Start(ctx context.Context) error {
 	k.ctx = ctx
 	if k.recorder == nil {
-		b := record.NewBroadcaster(record.WithContext(ctx))
+		b := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(record.CorrelatorOptions{Clock: k.clock}))
 		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: k.client.CoreV1().Events("")})
 		k.recorder = b.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component, Host: k.cfg.NodeName})
 		go func() { <-ctx.Done(); b.Shutdown() }()
