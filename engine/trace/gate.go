@@ -187,6 +187,19 @@ func (b *Breakpoints) Clear(stage stages.ID) {
 	b.notifyLocked()
 }
 
+// Remove removes the breakpoint equal to bp, if set.
+func (b *Breakpoints) Remove(bp Breakpoint) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, p := range b.points {
+		if p == bp {
+			b.points = append(b.points[:i], b.points[i+1:]...)
+			b.notifyLocked()
+			return
+		}
+	}
+}
+
 // List returns the breakpoints.
 func (b *Breakpoints) List() []Breakpoint {
 	b.mu.Lock()

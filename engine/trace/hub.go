@@ -92,3 +92,10 @@ func (s *Subscription) run() {
 		}
 	}
 }
+
+// Pending returns how many events are queued but not yet received.
+func (s *Subscription) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) + len(s.c)
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// clusterFlags are the flags every command that starts the engine shares.
+type clusterFlags struct {
+	dataDir       string
+	etcdEndpoints string
+	nodes         string
+	speed         float64
+	seed          int64
+	faults        faultList
+}
+
+type faultList []stages.Fault
+
+func (f *faultList) String() string { return fmt.Sprint(*f) }
+
+func (f *faultList) Set(s string) error {
+	fault, err := stages.ParseFault(s)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, fault)
+	return nil
+}
+
+func (c *clusterFlags) register(fs *flag.FlagSet, defaultNodes int) {
+	fs.StringVar(&c.dataDir, "data-dir", "", "keep the cluster in `DIR` across restarts (default: a temporary directory)")
+	fs.StringVar(&c.etcdEndpoints, "etcd-endpoints", "", "use an external etcd at these comma-separated `URLs`")
+	fs.StringVar(&c.nodes, "nodes", strconv.Itoa(defaultNodes), "number of nodes, or a nodes YAML `FILE`")
+	fs.Float64Var(&c.speed, "speed", 1, "engine clock speed (2 = twice real time)")
+	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
+	fs.Var(&c.faults, "fault", "inject a fault `STAGE:KIND[:ARG][@SCOPE]` (repeatable)")
+}
+
+// newFlagSet returns a flag set whose errors come back rather than exit.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args, printing help on -h.
+func parse(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == flag.ErrHelp {
+		fs.SetOutput(os.Stdout)
+		fmt.Fprintf(os.Stdout, "Usage of podtrace %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return &exitError{code: 0}
+	}
+	if err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// nodeSpecs reads --nodes: a count or a YAML file.
+func (c *clusterFlags) nodeSpecs() ([]nodes.Spec, error) {
+	if n, err := strconv.Atoi(c.nodes); err == nil {
+		if n < 1 || n > 5000 {
+			return nil, fmt.Errorf("--nodes %d: want 1 to 5000 nodes", n)
+		}
+		return nodes.Defaults(n), nil
+	}
+	return nodes.Load(c.nodes)
+}
+
+// start starts the engine, with library logs in DATA_DIR/podtrace.log. The
+// returned cleanup stops it and removes a temporary data dir.
+func (c *clusterFlags) start(ctx context.Context) (*engine.Engine, func(), error) {
+	specs, err := c.nodeSpecs()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, tmp := c.dataDir, ""
+	if dir == "" {
+		if tmp, err = os.MkdirTemp("", "podtrace-"); err != nil {
+			return nil, nil, err
+		}
+		dir = tmp
+	}
+	closeLog, err := logs.ToFile(filepath.Join(dir, "podtrace.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var endpoints []string
+	if c.etcdEndpoints != "" {
+		endpoints = strings.Split(c.etcdEndpoints, ",")
+	}
+	e, err := engine.Start(ctx, engine.Config{DataDir: dir, EtcdEndpoints: endpoints, Nodes: specs, Speed: c.speed, Seed: c.seed})
+	if err != nil {
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, nil, err
+	}
+	for _, f := range c.faults {
+		e.Tracer.Faults.Add(f)
+	}
+	cleanup := func() {
+		e.Close()
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}
+	return e, cleanup, nil
+}
