@@ -17,7 +17,9 @@ func (f faultControl) Variants(stage stages.ID) []tui.Variant {
 	return []tui.Variant{{Name: "", Description: "the stage's usual failure"}}
 }
 
-func (f faultControl) Add(fault stages.Fault) (stages.Fault, error) { return f.t.Faults.Add(fault), nil }
+func (f faultControl) Add(fault stages.Fault) (stages.Fault, error) {
+	return f.t.Faults.Add(fault), nil
+}
 
 func (f faultControl) Remove(id int) error {
 	if !f.t.Faults.Remove(id) {

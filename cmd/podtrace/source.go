@@ -76,7 +76,7 @@ func (s *engineSource) watchStatus() {
 	}
 }
 
-func (s *engineSource) Name() string                 { return "embedded" }
+func (s *engineSource) Name() string                { return "embedded" }
 func (s *engineSource) Events() <-chan stages.Event { return s.sub.C() }
 
 func (s *engineSource) Status() tui.Status {
