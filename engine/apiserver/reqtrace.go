@@ -24,6 +24,7 @@ type requestTrace struct {
 	user  *authn.User
 	agent string
 	spans []apiSpan
+	ref   trace.Ref // the object, once known (faults and breakpoints)
 }
 
 type apiSpan struct {

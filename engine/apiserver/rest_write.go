@@ -68,6 +68,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, n
 		return
 	}
 	persistStart := rt.begin()
+	if err := s.gate(r.Context(), r, rt, stages.Persist, nil); err != nil {
+		rt.end(persistStart, stages.Persist, err)
+		s.finish(rt, r, obj)
+		writeError(w, acc.format, err)
+		return
+	}
 	if !isDryRun(r) {
 		if _, err := s.stores[res].create(r.Context(), m.GetNamespace(), m.GetName(), obj); err != nil {
 			rt.end(persistStart, stages.Persist, err)
@@ -93,6 +99,13 @@ func (s *Server) admitAndValidate(ctx context.Context, rt *requestTrace, op stri
 		return err
 	}
 	admStart := rt.begin()
+	if rt.ref.Kind != "" { // the object's final name is known from here on
+		rt.ref.Namespace, rt.ref.Name = ns, name
+	}
+	if err := s.gate(ctx, nil, rt, stages.Admission, nil); err != nil {
+		rt.endPlugin(admStart, err, "fault")
+		return err
+	}
 	if s.cfg.Admit != nil {
 		req := &AdmissionRequest{Operation: op, Resource: res, Subresource: sub, Namespace: ns, Name: name,
 			Object: obj, OldObject: old, User: rt.user}
@@ -172,6 +185,9 @@ func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resour
 		}
 		admitted = true
 		persistStart = rt.begin()
+		if err := s.gate(ctx, r, rt, stages.Persist, nil); err != nil {
+			return nil, err
+		}
 		if isDryRun(r) {
 			return nil, errDryRun{obj}
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/podtrace/podtrace/engine/apiserver/authn"
 	"github.com/podtrace/podtrace/engine/apiserver/authz"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
 )
 
 // Config is what the server needs.
@@ -193,15 +194,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	authnSpan := rt.begin()
 	user, ok, err := s.cfg.Authenticator.AuthenticateRequest(r)
+	if ferr := s.gate(r.Context(), r, rt, stages.Authn, nil); ferr != nil {
+		ok, err = false, ferr
+	}
 	if err != nil || !ok {
 		status := authn.Unauthorized()
-		rt.end(authnSpan, "authn", status)
+		rt.end(authnSpan, stages.Authn, status)
 		s.finish(rt, r, nil)
 		writeError(w, nil, status)
 		return
 	}
 	rt.user = user
-	rt.end(authnSpan, "authn", nil)
+	rt.end(authnSpan, stages.Authn, nil)
 
 	authzSpan := rt.begin()
 	attrs := authz.Attributes{User: *user, Verb: info.verb, ResourceRequest: info.resourceRequest,
@@ -211,17 +215,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs.Verb = strings.ToLower(r.Method)
 	}
 	decision, reason, err := s.cfg.Authorizer.Authorize(r.Context(), attrs)
+	if ferr := s.gate(r.Context(), r, rt, stages.Authz, &attrs); ferr != nil {
+		decision, reason = authz.DecisionDeny, ""
+	}
 	if decision != authz.DecisionAllow {
 		if err != nil && reason == "" {
 			reason = err.Error()
 		}
 		status := authz.Forbidden(attrs, reason)
-		rt.end(authzSpan, "authz", status)
+		rt.end(authzSpan, stages.Authz, status)
 		s.finish(rt, r, nil)
 		writeError(w, nil, status)
 		return
 	}
-	rt.end(authzSpan, "authz", nil)
+	rt.end(authzSpan, stages.Authz, nil)
 
 	if !info.resourceRequest {
 		s.serveNonResource(w, r)
