@@ -203,9 +203,10 @@ func sortVerdicts(r *stages.SchedulingResult) {
 	slices.SortFunc(r.Nodes, func(a, b stages.NodeVerdict) int { return strings.Compare(a.Node, b.Node) })
 }
 
-// Verdict detail limits: every feasible node gets its total, but per-plugin
-// scores are kept for all of them only up to maxDetailedScores feasible
-// nodes; beyond that, for the topScoreDetails best and the chosen one.
+// Verdict limits: up to maxDetailedScores feasible nodes, each gets its
+// total and per-plugin scores; beyond that (large clusters), only the
+// topScoreDetails best-scored nodes and the chosen one are kept, so that an
+// attempt's result stays small. Rejected nodes are always all listed.
 const (
 	maxDetailedScores = 100
 	topScoreDetails   = 10
@@ -224,14 +225,13 @@ func addScoreVerdicts(r *stages.SchedulingResult, scores []framework.NodePluginS
 		cut := totals[len(totals)-topScoreDetails]
 		detailed = func(i int) bool { return scores[i].TotalScore > cut || scores[i].Name == chosen }
 	}
-	r.Nodes = slices.Grow(r.Nodes, len(scores))
 	for i, ns := range scores {
-		v := stages.NodeVerdict{Node: ns.Name, Total: ns.TotalScore}
-		if detailed(i) {
-			v.Scores = make(map[string]int64, len(ns.Scores))
-			for _, ps := range ns.Scores {
-				v.Scores[ps.Name] = ps.Score
-			}
+		if !detailed(i) {
+			continue
+		}
+		v := stages.NodeVerdict{Node: ns.Name, Total: ns.TotalScore, Scores: make(map[string]int64, len(ns.Scores))}
+		for _, ps := range ns.Scores {
+			v.Scores[ps.Name] = ps.Score
 		}
 		r.Nodes = append(r.Nodes, v)
 	}
@@ -274,7 +274,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 	var firstErr *framework.Status
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workqueue.ParallelizeUntil(fctx, s.cfg.Parallelism, numAll, func(i int) {
+	workqueue.ParallelizeUntil(fctx, s.workers, numAll, func(i int) {
 		idx := (start + i) % numAll
 		st := s.fwk.RunFilterPlugins(fctx, state, pod, nodes[idx])
 		switch {
@@ -292,7 +292,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 		default:
 			statuses[idx] = st
 		}
-	}, workqueue.WithChunkSize(framework.ChunkSizeFor(numAll, s.cfg.Parallelism)))
+	}, workqueue.WithChunkSize(framework.ChunkSizeFor(numAll, s.workers)))
 	if firstErr != nil {
 		return nil, firstErr
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -56,6 +57,7 @@ type Config struct {
 	// Tracer receives schedule and bind stage events and gates both stages; may be nil.
 	Tracer *trace.Tracer
 	// Parallelism bounds concurrent Filter and Score calls; 16 when zero.
+	// No more workers than GOMAXPROCS are started: the calls are CPU-bound.
 	Parallelism int
 	// BindConcurrency bounds concurrent pods/binding calls; 64 when zero.
 	BindConcurrency int
@@ -90,6 +92,8 @@ type Scheduler struct {
 	ready     chan gated
 
 	nextStartNodeIndex int
+	// workers is the number of goroutines filters and scores run on.
+	workers int
 
 	mu   sync.Mutex
 	last map[string]*stages.SchedulingResult
@@ -123,12 +127,13 @@ func New(cfg Config) (*Scheduler, error) {
 		rand:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 		bindSem:  make(chan struct{}, cfg.BindConcurrency),
 		popSem:   make(chan struct{}, cfg.Parallelism),
-		ready:    make(chan gated),
+		ready:    make(chan gated, cfg.Parallelism),
 		last:     map[string]*stages.SchedulingResult{},
 		queue: queue.New(queue.Config{Clock: cfg.Clock, PodInitialBackoff: cfg.PodInitialBackoff,
 			PodMaxBackoff: cfg.PodMaxBackoff, PodMaxInUnschedulablePods: cfg.PodMaxInUnschedulablePods}),
 	}
-	fwk, err := framework.New(cfg.Registry, cfg.Plugins, cfg.Parallelism, s.snapshot.List)
+	s.workers = min(cfg.Parallelism, runtime.GOMAXPROCS(0))
+	fwk, err := framework.New(cfg.Registry, cfg.Plugins, s.workers, s.snapshot.List)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}

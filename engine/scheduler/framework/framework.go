@@ -27,6 +27,11 @@ type Framework struct {
 	weights     map[string]int64
 	parallelism int
 	nodes       func() []*NodeInfo
+
+	// Buffers reused by RunScorePlugins from one call to the next.
+	rawBuf   []NodeScore
+	outBuf   []NodePluginScores
+	scoreBuf []PluginScore
 }
 
 // New builds the plugins named in enabled from the registry. nodes returns the
@@ -154,7 +159,8 @@ type NodePluginScores struct {
 }
 
 // RunScorePlugins runs PreScore, Score, NormalizeScore and applies the
-// weights. The result is in the order of nodes.
+// weights. The result is in the order of nodes; it is only valid until the
+// next call (its memory is reused), and calls must not overlap.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	skip := map[string]bool{}
 	for _, p := range f.preScore {
@@ -172,7 +178,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 	}
 	n := len(nodes)
-	flat := make([]NodeScore, len(active)*n)
+	f.rawBuf = grow(f.rawBuf, len(active)*n)
+	flat := f.rawBuf
 	raw := make([][]NodeScore, len(active))
 	for i := range raw {
 		raw[i] = flat[i*n : (i+1)*n : (i+1)*n]
@@ -196,8 +203,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	out := make([]NodePluginScores, n)
-	all := make([]PluginScore, n*len(active))
+	f.outBuf = grow(f.outBuf, n)
+	f.scoreBuf = grow(f.scoreBuf, n*len(active))
+	out, all := f.outBuf, f.scoreBuf
 	for k := range nodes {
 		out[k] = NodePluginScores{Name: nodes[k].Node().Name, Scores: all[k*len(active) : k*len(active) : (k+1)*len(active)]}
 	}
@@ -230,4 +238,12 @@ func ChunkSizeFor(n, parallelism int) int {
 		c = 1
 	}
 	return c
+}
+
+// grow returns buf resized to n elements, reallocating only when too small.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
 }

@@ -46,35 +46,28 @@ func (Plugin) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod,
 	if err != nil {
 		req = framework.PodRequests(pod, false)
 	}
-	alloc := []int64{ni.Allocatable.MilliCPU, ni.Allocatable.Memory}
-	before := []int64{ni.Requested.MilliCPU, ni.Requested.Memory}
-	after := []int64{before[0] + req.MilliCPU, before[1] + req.Memory}
-	with, without := balance(after, alloc), balance(before, alloc)
+	alloc := [2]int64{ni.Allocatable.MilliCPU, ni.Allocatable.Memory}
+	before := [2]int64{ni.Requested.MilliCPU, ni.Requested.Memory}
+	after := [2]int64{before[0] + req.MilliCPU, before[1] + req.Memory}
+	with, without := balance(after[:], alloc[:]), balance(before[:], alloc[:])
 	return framework.MaxNodeScore/2 + (framework.MaxNodeScore/2+with-without)/2, nil
 }
 
-// balance returns (1 − std of the used fractions) × 100.
+// balance returns (1 − std of the used fractions) × 100, over the resources
+// the node has (cpu and memory here: std is half their difference).
 func balance(requested, allocatable []int64) int64 {
-	var fractions []float64
-	var total float64
+	var fractions [2]float64
+	n := 0
 	for i := range requested {
 		if allocatable[i] == 0 {
 			continue
 		}
-		f := math.Min(float64(requested[i])/float64(allocatable[i]), 1)
-		total += f
-		fractions = append(fractions, f)
+		fractions[n] = math.Min(float64(requested[i])/float64(allocatable[i]), 1)
+		n++
 	}
 	std := 0.0
-	if len(fractions) == 2 {
+	if n == 2 {
 		std = math.Abs((fractions[0] - fractions[1]) / 2)
-	} else if len(fractions) > 2 {
-		mean := total / float64(len(fractions))
-		var sum float64
-		for _, f := range fractions {
-			sum += (f - mean) * (f - mean)
-		}
-		std = math.Sqrt(sum / float64(len(fractions)))
 	}
 	return int64((1 - std) * float64(framework.MaxNodeScore))
 }
