@@ -13,11 +13,23 @@ import (
 // faultControl lets the UI inject faults and drive breakpoints.
 type faultControl struct{ t *trace.Tracer }
 
+// Variants lists the stage's realistic failures from the catalogue, the
+// default first.
 func (f faultControl) Variants(stage stages.ID) []tui.Variant {
-	return []tui.Variant{{Name: "", Description: "the stage's usual failure"}}
+	var out []tui.Variant
+	for _, v := range stages.Variants(stage) {
+		out = append(out, tui.Variant{Name: v.Name, Description: v.Description})
+	}
+	return out
 }
 
+// Add injects fault, after turning a variant that stands for a slow or down
+// component into its delay or hang.
 func (f faultControl) Add(fault stages.Fault) (stages.Fault, error) {
+	fault, err := stages.ResolveVariant(fault)
+	if err != nil {
+		return stages.Fault{}, err
+	}
 	return f.t.Faults.Add(fault), nil
 }
 

@@ -1,0 +1,146 @@
+package stages
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Variant is one realistic way a stage can fail, named as a fault's Variant.
+// The engine component that runs the stage turns it into the error, reason
+// and message a real cluster would show.
+type Variant struct {
+	// Name is what a fault's Variant holds, e.g. "not-found".
+	Name string `json:"name"`
+	// Description says in one line, in upstream terms, what goes wrong.
+	Description string `json:"description"`
+	// Kind is the fault kind the variant stands for when it is not a plain
+	// failure: Delay for a slow stage, Hang for a component that is down.
+	// Empty means Fail (or Flake).
+	Kind FaultKind `json:"kind,omitempty"`
+	// Delay is the added latency of a Delay variant.
+	Delay time.Duration `json:"delay,omitempty"`
+}
+
+// catalogue lists, per stage, its realistic failures; the first is the one a
+// fault without a variant produces.
+var catalogue = map[ID][]Variant{
+	Authn: {
+		{Name: "expired-token", Description: "the client's bearer token or certificate has expired: 401 Unauthorized"},
+	},
+	Authz: {
+		{Name: "forbidden", Description: `the caller's RBAC binding is gone: 403 pods is forbidden: User "..." cannot create resource "pods"`},
+		{Name: "rbac-lost", Description: "controllers and kubelets lose their RBAC bindings (system:masters still bypasses RBAC): 403 on their writes"},
+	},
+	Admission: {
+		{Name: "webhook-deny", Description: `a validating admission webhook denies the request: admission webhook "deny.podtrace.dev" denied the request`},
+		{Name: "quota", Description: "ResourceQuota admission rejects the object: 403 exceeded quota: compute-quota"},
+	},
+	Persist: {
+		{Name: "etcd-timeout", Description: "etcd does not commit in time: 504 etcdserver: request timed out"},
+		{Name: "conflict", Description: "the object was changed meanwhile: 409 the object has been modified; please apply your changes to the latest version"},
+	},
+	Reconcile: {
+		{Name: "etcd-timeout", Description: "the controller's create fails with 500 etcdserver: request timed out: FailedCreate, requeued with back-off"},
+		{Name: "forbidden", Description: "the controller lost its RBAC: FailedCreate pods is forbidden: User \"system:serviceaccount:kube-system:replicaset-controller\" cannot create"},
+		{Name: "quota", Description: "the controller's create exceeds a quota: FailedCreate exceeded quota"},
+		{Name: "timeout", Description: "the controller's request times out: FailedCreate the server was unable to return a response in the time allotted"},
+		{Name: "controller-down", Description: "kube-controller-manager is down: nothing reconciles until it is back", Kind: Hang},
+	},
+	Schedule: {
+		{Name: "cpu", Description: "FailedScheduling: 0/N nodes are available: N Insufficient cpu"},
+		{Name: "memory", Description: "FailedScheduling: 0/N nodes are available: N Insufficient memory"},
+		{Name: "pods", Description: "FailedScheduling: 0/N nodes are available: N Too many pods"},
+		{Name: "ports", Description: "FailedScheduling: N node(s) didn't have free ports for the requested pod ports"},
+		{Name: "taint", Description: "every node is tainted: N node(s) had untolerated taint(s)"},
+		{Name: "selector", Description: "no node matches: N node(s) didn't match Pod's node affinity/selector"},
+		{Name: "unschedulable", Description: "every node is cordoned: N node(s) were unschedulable"},
+	},
+	Bind: {
+		{Name: "conflict", Description: "POST pods/binding loses a race: 409 Operation cannot be fulfilled on pods/binding; the pod is scheduled again"},
+	},
+	Kubelet: {
+		{Name: "missing-configmap", Description: `FailedMount: MountVolume.SetUp failed for volume ... : configmap "kube-root-ca.crt" not found`},
+		{Name: "missing-secret", Description: `FailedMount: MountVolume.SetUp failed for volume ... : secret ... not found`},
+		{Name: "node-not-ready", Description: "the node goes NotReady (cni plugin not initialized) and gets the node.kubernetes.io/not-ready taint"},
+	},
+	Sandbox: {
+		{Name: "runtime-error", Description: "FailedCreatePodSandBox: the runtime cannot start the pause container (OCI runtime create failed)"},
+	},
+	CNI: {
+		{Name: "ipam-exhausted", Description: "FailedCreatePodSandBox: failed to allocate for range 0: no IP addresses available in range set"},
+		{Name: "plugin-error", Description: `FailedCreatePodSandBox: plugin type="bridge" failed (add)`},
+	},
+	Pull: {
+		{Name: "not-found", Description: "ErrImagePull then ImagePullBackOff: the image or tag does not exist (not found)"},
+		{Name: "unauthorized", Description: "ErrImagePull: pull access denied, repository does not exist or may require authorization"},
+		{Name: "unreachable", Description: "ErrImagePull: the registry cannot be reached (dial tcp ...: i/o timeout)"},
+		{Name: "slow", Description: "the registry is slow: the pull takes 45s longer, then succeeds", Kind: Delay, Delay: 45 * time.Second},
+	},
+	Create: {
+		{Name: "config-error", Description: `CreateContainerConfigError: configmap "<container>-config" not found`},
+		{Name: "create-error", Description: "CreateContainerError: failed to create containerd container"},
+	},
+	Start: {
+		{Name: "crash", Description: "RunContainerError: exec: executable file not found in $PATH, then CrashLoopBackOff"},
+	},
+	Hooks: {
+		{Name: "exit-1", Description: "FailedPostStartHook: the postStart exec hook exits 1 and the container is killed"},
+	},
+	Ready: {
+		{Name: "never-ready", Description: "the readiness probe never passes: Running but not Ready, Unhealthy events"},
+	},
+}
+
+// Variants returns the stage's realistic failures, the default first; nil
+// for stages that cannot be failed (a teardown stage can only be held).
+func Variants(stage ID) []Variant {
+	return append([]Variant(nil), catalogue[stage]...)
+}
+
+// LookupVariant returns the stage's variant called name ("" is the default).
+func LookupVariant(stage ID, name string) (Variant, bool) {
+	vs := catalogue[stage]
+	if len(vs) == 0 {
+		return Variant{}, false
+	}
+	if name == "" {
+		return vs[0], true
+	}
+	for _, v := range vs {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// ResolveVariant checks f's variant against the catalogue and returns the
+// fault to inject: a fail fault whose variant stands for another kind (pull
+// "slow" is a delay, reconcile "controller-down" a hang) becomes that kind.
+func ResolveVariant(f Fault) (Fault, error) {
+	if f.Variant == "" || f.Kind == Delay {
+		return f, nil
+	}
+	v, ok := LookupVariant(f.Stage, f.Variant)
+	if !ok {
+		names := make([]string, 0, len(catalogue[f.Stage]))
+		for _, v := range catalogue[f.Stage] {
+			names = append(names, v.Name)
+		}
+		if len(names) == 0 {
+			return f, fmt.Errorf("stage %s has no failure variants (it can be delayed or held)", f.Stage)
+		}
+		return f, fmt.Errorf("stage %s has no variant %q (want one of %s)", f.Stage, f.Variant, strings.Join(names, ", "))
+	}
+	if f.Kind == Fail && v.Kind != "" {
+		f.Kind = v.Kind
+		if v.Kind == Delay {
+			f.Delay = v.Delay
+		}
+		if v.Kind != Hang {
+			f.Variant = ""
+		}
+	}
+	return f, nil
+}
