@@ -1,0 +1,127 @@
+package tuie2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEnd starts the real podtrace binary (embedded etcd, API server,
+// controllers, scheduler, 3 kubelets) in tmux at 120×40, launches the
+// built-in 3-replica workload with a, waits until the lanes show the pods
+// Running, moves the selection, opens the detail and the help, and quits
+// with q, checking the screen at each step and that no library log line
+// ever reaches it.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	needTmux(t)
+	bin := binary(t)
+	data := t.TempDir()
+	tm := startTerm(t, 120, 40, bin, "--data-dir", data)
+
+	s := tm.waitFor("the first frame with 3 Ready nodes", time.Minute,
+		has("podtrace", "embedded", "nodes 3/3 Ready", "etcd healthy", "simulated", "clock 1×", "No pods yet"))
+	assertNoLogs(t, s)
+
+	tm.keys("a")
+	s = tm.waitFor("the workload picker", 10*time.Second, has("Pick a workload", "3-replica web Deployment"))
+	// Walk the cursor down to the web workload, wherever the picker lists it.
+	cursor, web := -1, -1
+	for i, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "│ ▶") && cursor < 0 {
+			cursor = i
+		}
+		if strings.Contains(l, "3-replica web Deployment") {
+			web = i
+		}
+	}
+	if cursor < 0 || web < cursor {
+		t.Fatalf("cannot find the picker cursor (%d) and the web workload (%d):\n%s", cursor, web, s)
+	}
+	for i := cursor; i < web; i++ {
+		tm.keys("j")
+	}
+	tm.waitFor("the cursor on web", 5*time.Second, func(s string) bool {
+		return strings.Contains(lineWith(s, "3-replica web Deployment"), "▶")
+	})
+	tm.keys("Enter")
+
+	s = tm.waitFor("three pods Running", 90*time.Second, func(s string) bool {
+		return strings.Count(s, " Running ") >= 3 && strings.Contains(s, "pods 3 Running")
+	})
+	assertNoLogs(t, s)
+	// Lanes are grouped: the Deployment, its ReplicaSet, then the pods, each
+	// pod lane created through the API (authn…persist) and run to ready.
+	dep, rs := lineWith(s, "deploy/web"), lineWith(s, "rs/web-")
+	if dep == "" || rs == "" {
+		t.Fatalf("pods are not grouped under deploy/web and its ReplicaSet:\n%s", s)
+	}
+	if strings.Index(s, dep) > strings.Index(s, rs) {
+		t.Fatalf("the ReplicaSet is drawn above its Deployment:\n%s", s)
+	}
+	if !strings.Contains(dep, "3/3") {
+		t.Fatalf("the Deployment lane does not say 3/3 of its pods are ready: %q", dep)
+	}
+	pods := 0
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, " Running ") && strings.Contains(l, "web-") {
+			pods++
+			if n := strings.Count(l, "✓"); n != 15 {
+				t.Errorf("a Running pod lane shows %d of 15 stages done: %q", n, l)
+			}
+		}
+	}
+	if pods != 3 {
+		t.Fatalf("want 3 Running pod lanes, got %d:\n%s", pods, s)
+	}
+	// The events pane shows the cluster's own Kubernetes Events.
+	if !strings.Contains(s, "Normal") || !strings.Contains(s, "pod/web-") {
+		t.Fatalf("the events pane shows no Kubernetes events of the pods:\n%s", s)
+	}
+
+	// Move the selection from the Deployment onto the second pod.
+	if !strings.Contains(dep, "▶") {
+		t.Fatalf("the selection does not start on the Deployment: %q", dep)
+	}
+	tm.keys("j", "j", "j", "j")
+	s = tm.waitFor("the selection on the second pod", 5*time.Second, has("4/5"))
+	sel := lineWith(s, "▶")
+	if !strings.Contains(sel, "web-") || !strings.Contains(sel, "Running") || strings.Contains(sel, "rs/") {
+		t.Fatalf("the selected line is not a Running pod: %q", sel)
+	}
+
+	// The detail of the selected pod: what the stage does, its events, and
+	// the kubectl commands to see the same in a real cluster.
+	tm.keys("Enter")
+	s = tm.waitFor("the detail", 10*time.Second, has("kubectl describe pod web-", "Kubernetes events", "Scheduled"))
+	if !strings.Contains(s, "authn · kube-apiserver") || !strings.Contains(s, "user kubernetes-admin") &&
+		!strings.Contains(s, "system:serviceaccount:kube-system:replicaset-controller") {
+		t.Fatalf("the authn detail does not say who created the pod:\n%s", s)
+	}
+	if !strings.Contains(s, "Successfully assigned default/web-") {
+		t.Fatalf("the detail does not show the scheduler's Scheduled event:\n%s", s)
+	}
+	tm.keys("Escape")
+	tm.waitFor("back on the pods", 5*time.Second, func(s string) bool {
+		return !strings.Contains(s, "kubectl describe") && strings.Contains(s, "deploy/web")
+	})
+
+	tm.keys("?")
+	s = tm.waitFor("the help", 5*time.Second, has("Press any key to close.", "break (this pod)", "pause clock"))
+	tm.keys("x")
+	tm.waitFor("help closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Press any key to close.") })
+
+	tm.keys("q")
+	s = tm.waitFor("podtrace to exit", 30*time.Second, has("podtrace exited 0"))
+	assertNoLogs(t, s)
+	// The logs went to files in the data dir instead.
+	for _, f := range []string{"podtrace.log", "etcd.log"} {
+		if _, err := os.Stat(filepath.Join(data, f)); err != nil {
+			t.Errorf("no %s in the data dir: %v", f, err)
+		}
+	}
+}
