@@ -178,7 +178,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	} else {
 		b.WriteString(left)
 	}
-	b.WriteString(pt.S(statusPaint(l.Status), st))
+	b.WriteString(pt.S(lanePaint(l), st))
 	b.WriteByte(' ')
 	p.cells(&b, l, lay, sel, now)
 	row := b.String()
@@ -197,6 +197,18 @@ func midTrunc(s string, w int) string {
 	tail := (w - 1) * 3 / 5
 	head := w - 1 - tail
 	return s[:head] + "…" + s[len(s)-tail:]
+}
+
+// lanePaint is the paint of a lane's STATUS: owners are done when all their
+// pods are ready.
+func lanePaint(l *lanes.Lane) int {
+	switch l.Phase {
+	case "Ready":
+		return pDone
+	case "Progressing":
+		return pMuted
+	}
+	return statusPaint(l.Status)
 }
 
 func statusPaint(s string) int {
@@ -276,7 +288,10 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 			return sy.Waiting, "", pWaiting
 		}
 		if c.Reason == "Breakpoint" {
-			return sy.Waiting, "break", pWaiting
+			if w >= 6 {
+				return sy.Waiting, "break", pWaiting
+			}
+			return sy.Waiting, "held", pWaiting
 		}
 		return sy.Waiting, p.dur(now.Sub(c.Start)), pWaiting
 	}

@@ -5,6 +5,7 @@ package lanes
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,10 +101,13 @@ func (l *Lane) TimeDependent() bool {
 // Store holds every lane. It is not safe for concurrent use: the UI folds
 // events into it from its own update loop.
 type Store struct {
-	lanes   map[string]*Lane
-	rows    []*Lane
-	filter  string
-	dirty   bool
+	lanes    map[string]*Lane
+	rows     []*Lane
+	children map[string][]*Lane // owner key → its lanes, from the last rebuild
+	filter   string
+	dirty    bool
+	// owners is set when a pod's status changed: owner summaries are stale.
+	owners  bool
 	Version uint64 // increases on every fold
 	phases  map[string]int
 }
@@ -190,8 +194,13 @@ func (s *Store) Fold(e stages.Event) {
 	if e.Stage == stages.Delete && e.Status == stages.Succeeded {
 		l.Deleted = true
 	}
-	old := l.Phase
+	old, oldStatus := l.Phase, l.Status
 	l.Status, l.Phase = status(l)
+	if kind != stages.KindPod {
+		s.owners = true // its own stages may have changed what it shows
+	} else if oldStatus != l.Status || l.Cells[stages.Ready.Index()].State == Done {
+		s.owners = true
+	}
 	if kind == stages.KindPod && old != l.Phase {
 		s.phases[old]--
 		if s.phases[old] == 0 {
@@ -329,7 +338,53 @@ func (s *Store) Rows() []*Lane {
 	if s.dirty {
 		s.rebuild()
 	}
+	if s.owners {
+		s.summarize()
+	}
 	return s.rows
+}
+
+// summarize sets each owner lane's Status to how many of its pods are ready,
+// as kubectl's READY column says it ("2/3 ready"), unless the owner's own
+// stages failed; Phase is "Ready" when all are, else "Progressing".
+func (s *Store) summarize() {
+	s.owners = false
+	var count func(key string) (int, int)
+	count = func(key string) (ready, total int) {
+		for _, k := range s.children[key] {
+			if k.Kind != stages.KindPod {
+				r, t := count(k.Key())
+				ready, total = ready+r, total+t
+				continue
+			}
+			if k.Deleted || k.Phase == "Terminating" {
+				continue
+			}
+			total++
+			if k.Status == "Running" && k.Cells[stages.Ready.Index()].State == Done {
+				ready++
+			}
+		}
+		return ready, total
+	}
+	for _, l := range s.lanes {
+		if l.Kind == stages.KindPod {
+			continue
+		}
+		st, ph := status(l)
+		if ph != "Failed" && (len(s.children[l.Key()]) > 0 || ph == "Reconciled") {
+			r, t := count(l.Key())
+			st, ph = strconv.Itoa(r)+"/"+strconv.Itoa(t)+" ready", "Progressing"
+			if r == t {
+				ph = "Ready"
+			}
+		}
+		if st != l.Status || ph != l.Phase {
+			l.Status, l.Phase = st, ph
+			l.Version++
+			s.Version++
+		}
+	}
 }
 
 func (s *Store) rebuild() {
@@ -380,6 +435,8 @@ func (s *Store) rebuild() {
 		walk(r, 0)
 	}
 	s.rows = rows
+	s.children = children
+	s.owners = true
 }
 
 func (s *Store) match(l *Lane) bool {

@@ -66,7 +66,7 @@ func TestStatusLikeKubectl(t *testing.T) {
 		}, "Running"},
 		{"engine reason wins", []stages.Event{withReason(ev("", "p", stages.Pull, stages.Retrying, 0), "ErrImagePull")}, "ErrImagePull"},
 		{"deleted", []stages.Event{ev("", "p", stages.Start, stages.Succeeded, 0), ev("", "p", stages.Delete, stages.Succeeded, 1)}, "Deleted"},
-		{"rs reconciled", []stages.Event{ev(stages.KindReplicaSet, "p", stages.Reconcile, stages.Succeeded, 0)}, "Reconciled"},
+		{"rs reconciled", []stages.Event{ev(stages.KindReplicaSet, "p", stages.Reconcile, stages.Succeeded, 0)}, "0/0 ready"},
 	}
 	for _, tt := range tests {
 		s := New()
@@ -76,6 +76,45 @@ func TestStatusLikeKubectl(t *testing.T) {
 		if got := s.Rows()[0].Status; got != tt.want {
 			t.Errorf("%s: status %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestOwnersSayHowManyPodsAreReady(t *testing.T) {
+	s := New()
+	ready := func(name string, at time.Duration) {
+		s.Fold(ev("", name, stages.Start, stages.Succeeded, at))
+		s.Fold(ev("", name, stages.Ready, stages.Succeeded, at))
+	}
+	s.Fold(ev(stages.KindDeployment, "web", stages.Persist, stages.Succeeded, 0))
+	if got := s.Rows()[0].Status; got != "Pending" {
+		t.Fatalf("a Deployment without ReplicaSet says %q, want Pending", got)
+	}
+	s.Fold(ev(stages.KindReplicaSet, "web-7d9c", stages.Reconcile, stages.Succeeded, 1))
+	ready("web-7d9c-a1", 2)
+	ready("web-7d9c-b2", 3)
+	s.Fold(ev("", "web-7d9c-c3", stages.Pull, stages.Started, 4))
+	statuses := func() (string, string, string) {
+		rows := s.Rows()
+		return rows[0].Status, rows[1].Status, rows[0].Phase
+	}
+	if d, rs, ph := statuses(); d != "2/3 ready" || rs != "2/3 ready" || ph != "Progressing" {
+		t.Fatalf("two of three pods ready: deploy %q, rs %q, phase %q", d, rs, ph)
+	}
+	v := s.Rows()[0].Version
+	ready("web-7d9c-c3", 5)
+	if d, rs, ph := statuses(); d != "3/3 ready" || rs != "3/3 ready" || ph != "Ready" {
+		t.Fatalf("all pods ready: deploy %q, rs %q, phase %q", d, rs, ph)
+	}
+	if s.Rows()[0].Version == v {
+		t.Fatal("the Deployment lane changed without a new Version: its cached row would be stale")
+	}
+	s.Fold(ev("", "web-7d9c-a1", stages.Terminate, stages.Started, 6))
+	if d, _, _ := statuses(); d != "2/2 ready" {
+		t.Fatalf("a terminating pod still counts: deploy %q", d)
+	}
+	s.Fold(withReason(ev(stages.KindReplicaSet, "web-7d9c", stages.Reconcile, stages.Retrying, 7), "FailedCreate"))
+	if _, rs, _ := statuses(); rs != "FailedCreate" {
+		t.Fatalf("a ReplicaSet failing to create pods says %q, want FailedCreate", rs)
 	}
 }
 
