@@ -34,6 +34,9 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	case p == "/apis" || p == "/apis/":
 		writeObject(w, json, http.StatusOK, s.groupList())
 	default:
+		if serveOpenAPI(w, r) {
+			return
+		}
 		if list := s.resourceList(p); list != nil {
 			writeObject(w, json, http.StatusOK, list)
 			return
