@@ -2,9 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime/pprof"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,6 +137,13 @@ func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
 		b.StopTimer()
 		if profiling {
 			pprof.StopCPUProfile()
+		}
+		if evs, err := admin.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{}); err == nil {
+			var total int32
+			for _, e := range evs.Items {
+				total += e.Count
+			}
+			b.Logf("events in %s at the end: %d objects, count %d", ns, len(evs.Items), total)
 		}
 		cancel()
 		sub.Close()

@@ -45,8 +45,6 @@ func startReal(t testing.TB, nodes ...*v1.Node) (*enginetest.Env, kubernetes.Int
 
 func createPod(t testing.TB, c kubernetes.Interface, p *v1.Pod) {
 	t.Helper()
-	p = p.DeepCopy()
-	p.UID = ""
 	if _, err := c.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod %s: %v", p.Name, err)
 	}

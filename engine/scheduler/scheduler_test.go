@@ -249,3 +249,38 @@ func TestScheduleFaultGivesRealisticMessage(t *testing.T) {
 		t.Fatalf("retrying %+v", r)
 	}
 }
+
+func TestAssignedPodDeletedRequeuesPending(t *testing.T) {
+	full := makePod("hog", "1500m", "", onNode("node-1"))
+	e := start(t, makeNode("node-1", "2", "4Gi"), full)
+	createPod(t, e.client, makePod("web", "1", ""))
+	want := "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+	e.eventually(t, "FailedScheduling", func() bool {
+		r := e.events.find("web", stages.Schedule, stages.Retrying)
+		return len(r) > 0 && r[0].Message == want
+	})
+	if err := e.client.CoreV1().Pods("default").Delete(context.Background(), "hog", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "bound once the node has room", func() bool { return e.pod(t, "web").Spec.NodeName == "node-1" })
+}
+
+func TestPreemptionEvictsLowerPriorityPod(t *testing.T) {
+	low := makePod("low", "1500m", "", onNode("node-1"), withPriority(1))
+	e := start(t, makeNode("node-1", "2", "4Gi"), low)
+	createPod(t, e.client, makePod("important", "1", "", withPriority(1000)))
+	e.eventually(t, "victim deleted", func() bool {
+		_, err := e.client.CoreV1().Pods("default").Get(context.Background(), "low", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	e.eventually(t, "Preempted event", func() bool { return len(e.apiEvents(t, "Preempted")) == 1 })
+	if ev := e.apiEvents(t, "Preempted")[0]; ev.InvolvedObject.Name != "low" || !strings.HasPrefix(ev.Message, "Preempted by pod ") || !strings.HasSuffix(ev.Message, " on node node-1") {
+		t.Errorf("Preempted event %+v", ev)
+	}
+	e.eventually(t, "preemptor bound", func() bool { return e.pod(t, "important").Spec.NodeName == "node-1" })
+	// The failed attempt left the pod nominated and its condition says why.
+	r := e.events.find("important", stages.Schedule, stages.Retrying)
+	if len(r) == 0 || r[0].Message != "0/1 nodes are available: 1 Insufficient cpu." {
+		t.Errorf("first attempt %+v", r)
+	}
+}
