@@ -1,0 +1,261 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// CheckOptions tune Check.
+type CheckOptions struct {
+	// Timeout bounds each phase (broken, then fixed) in real time; 2 minutes when zero.
+	Timeout time.Duration
+	// Log receives one line per step; nil discards them.
+	Log io.Writer
+}
+
+// Report says what Check saw.
+type Report struct {
+	// Seen holds, per expectation, the matching stage event, Event or status.
+	Seen []string
+	// Broken is where the goal stood once every expectation was seen.
+	Broken string
+	// Fixed is where the goal stood after the fix.
+	Fixed string
+}
+
+// String renders the expectation as it reads in the file.
+func (x Expectation) String() string {
+	var s string
+	switch {
+	case x.Stage != "":
+		s = "stage " + string(x.Stage)
+		if x.Status != "" {
+			s += " " + string(x.Status)
+		}
+		if x.Reason != "" {
+			s += " " + x.Reason
+		}
+		if x.MinDuration > 0 {
+			s += " lasting at least " + x.MinDuration.String()
+		}
+	case x.Event != "":
+		s = "event " + x.Event
+	default:
+		s = "container waiting " + x.Waiting
+	}
+	if x.Message != "" {
+		s += fmt.Sprintf(" %q", x.Message)
+	}
+	return s
+}
+
+// Check runs the scenario headless on e (started with the scenario's Nodes)
+// and verifies that it behaves as documented: every expectation shows up
+// and the goal does not hold; then the documented fix makes the goal hold.
+// Waits on the engine clock (back-offs) are fast-forwarded.
+func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions) (*Report, error) {
+	if opts.Timeout == 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", args...)
+		}
+	}
+	rec := newRecorder(e)
+	defer rec.close()
+	if err := waitNodes(ctx, e, opts.Timeout); err != nil {
+		return nil, err
+	}
+	if err := s.Prepare(ctx, e); err != nil {
+		return nil, err
+	}
+	logf("%s: cluster broken as described; waiting for %d expectations", s.Name, len(s.Expect))
+	rep := &Report{Seen: make([]string, len(s.Expect))}
+	c := e.AdminClient()
+	deadline := time.Now().Add(opts.Timeout)
+	lastProgress := time.Now()
+	for {
+		missing := 0
+		for i, x := range s.Expect {
+			if rep.Seen[i] != "" {
+				continue
+			}
+			if rep.Seen[i] = observe(ctx, e, rec, s.Goal.Namespace, x); rep.Seen[i] != "" {
+				logf("%s: seen %s: %s", s.Name, x, rep.Seen[i])
+				lastProgress = time.Now()
+			} else {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return rep, fmt.Errorf("scenario %s: not seen within %s: %s", s.Name, opts.Timeout, unseen(s, rep))
+		}
+		if time.Since(lastProgress) > 2*time.Second {
+			e.Clock.FastForwardWait() // skip a back-off rather than wait it out
+			lastProgress = time.Now()
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return rep, err
+		}
+	}
+	met, detail, err := s.Goal.Check(ctx, c)
+	if err != nil {
+		return rep, err
+	}
+	rep.Broken = detail
+	if met {
+		return rep, fmt.Errorf("scenario %s: the goal (%s) holds before the fix: %s", s.Name, s.Goal.Description, detail)
+	}
+	logf("%s: goal not met while broken: %s", s.Name, detail)
+	if err := s.ApplyFix(ctx, e); err != nil {
+		return rep, err
+	}
+	logf("%s: fix applied: %s", s.Name, s.Fix.Description)
+	deadline = time.Now().Add(opts.Timeout)
+	for i := 0; ; i++ {
+		met, detail, err = s.Goal.Check(ctx, c)
+		if err == nil && met {
+			rep.Fixed = detail
+			logf("%s: goal met: %s", s.Name, detail)
+			return rep, nil
+		}
+		if time.Now().After(deadline) {
+			return rep, fmt.Errorf("scenario %s: the fix did not reach the goal (%s) within %s: %s", s.Name, s.Goal.Description, opts.Timeout, detail)
+		}
+		if i%10 == 9 { // every half second: jump to the next pending retry
+			if _, _, ok := e.Clock.FastForwardWait(); !ok {
+				e.Clock.FastForward()
+			}
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return rep, err
+		}
+	}
+}
+
+func unseen(s *Scenario, rep *Report) string {
+	var out []string
+	for i, x := range s.Expect {
+		if rep.Seen[i] == "" {
+			out = append(out, x.String())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// observe returns a description of what matches x, or "".
+func observe(ctx context.Context, e *engine.Engine, rec *recorder, ns string, x Expectation) string {
+	c := e.AdminClient()
+	switch {
+	case x.Stage != "":
+		for _, ev := range rec.all() {
+			if ev.Stage != x.Stage || (x.Status != "" && ev.Status != x.Status) || (x.Reason != "" && ev.Reason != x.Reason) ||
+				!strings.Contains(ev.Message, x.Message) {
+				continue
+			}
+			if x.MinDuration > 0 && (!ev.Status.Terminal() || ev.DurationMs < float64(x.MinDuration.Milliseconds())) {
+				continue
+			}
+			return fmt.Sprintf("%s %s %s %s %s (%.0fms)", ev.Kind, ev.Key(), ev.Status, ev.Reason, ev.Message, ev.DurationMs)
+		}
+	case x.Event != "":
+		list, err := c.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return ""
+		}
+		for _, ev := range list.Items {
+			if ev.Reason == x.Event && strings.Contains(ev.Message, x.Message) {
+				return fmt.Sprintf("%s %s/%s: %s %s", ev.Type, strings.ToLower(ev.InvolvedObject.Kind), ev.InvolvedObject.Name, ev.Reason, ev.Message)
+			}
+		}
+	default:
+		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return ""
+		}
+		for _, p := range pods.Items {
+			for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+				if w := st.State.Waiting; w != nil && w.Reason == x.Waiting && strings.Contains(w.Message, x.Message) {
+					return fmt.Sprintf("pod %s container %s waiting: %s %s", p.Name, st.Name, w.Reason, w.Message)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// waitNodes waits until every kubelet's node is registered and Ready.
+func waitNodes(ctx context.Context, e *engine.Engine, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := e.AdminClient().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		ready := 0
+		if err == nil {
+			for _, n := range list.Items {
+				for _, c := range n.Status.Conditions {
+					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+		}
+		if ready >= len(e.Kubelets) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nodes not Ready after %s (%d of %d)", timeout, ready, len(e.Kubelets))
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// recorder keeps every stage event the engine emits.
+type recorder struct {
+	mu     sync.Mutex
+	events []stages.Event
+	close  func()
+}
+
+func newRecorder(e *engine.Engine) *recorder {
+	sub := e.Hub.Subscribe()
+	r := &recorder{close: sub.Close}
+	go func() {
+		for ev := range sub.C() {
+			r.mu.Lock()
+			r.events = append(r.events, ev)
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+func (r *recorder) all() []stages.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]stages.Event(nil), r.events...)
+}
