@@ -180,7 +180,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 				}
 				continue
 			}
-			raw, err := e.ch.enc.get(f, e.ch.cur.obj)
+			raw, err := s.watchObject(f, acc, res, e.ch)
 			if err != nil {
 				return
 			}
@@ -197,6 +197,23 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 			flusher.Flush()
 		}
 	}
+}
+
+// watchObject encodes a change's object, as a one-row Table when the
+// client watches with as=Table (kubectl get -w).
+func (s *Server) watchObject(f *format, acc accepted, res *Resource, ch *change) ([]byte, error) {
+	if !acc.table {
+		return ch.enc.get(f, ch.cur.obj)
+	}
+	table, err := s.toTable(res, ch.cur.obj)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := f.info.Serializer.Encode(table, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writeBookmark sends a BOOKMARK event at rv; initialEnd marks the end of
