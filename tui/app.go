@@ -77,6 +77,8 @@ type Model struct {
 	noteErr bool
 	noteAt  time.Time
 	ended   bool
+	// kubeEnded is set when the Source's Kubernetes Events channel closed.
+	kubeEnded bool
 }
 
 // New returns the UI model for src.
@@ -92,6 +94,9 @@ func New(src Source, opt Options) *Model {
 	c.SetTheme(themes.Get(name, opt.NoColor))
 	m := &Model{src: src, c: c, store: lanes.New(), log: newEventLog(5000), pods: newPodsPane(c),
 		evTop: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
+	if ks, ok := src.(KubeEventSource); ok && ks.KubeEvents() != nil {
+		m.log.kube = true // the cluster's own Events fill the events pane
+	}
 	m.refreshStatus(opt.Now())
 	return m
 }
@@ -164,6 +169,23 @@ func (m *Model) onFrame() {
 				m.Fold(e)
 			default:
 				break drain
+			}
+		}
+	}
+	if ks, ok := m.src.(KubeEventSource); ok && !m.kubeEnded {
+		if ch := ks.KubeEvents(); ch != nil {
+		kdrain:
+			for i := 0; i < maxBatch; i++ {
+				select {
+				case e, ok := <-ch:
+					if !ok {
+						m.kubeEnded = true
+						break kdrain
+					}
+					m.log.addKube(e)
+				default:
+					break kdrain
+				}
 			}
 		}
 	}

@@ -18,22 +18,62 @@ type logEntry struct {
 	count   int
 }
 
-// eventLog is a ring of the latest Kubernetes-style events seen in stage
-// events (the ones with a Reason); repeats of the last line are counted.
+// eventLog is a ring of the latest Kubernetes events: either the cluster's
+// own (addKube), or those seen in stage events (the ones with a Reason),
+// where repeats of the last line are counted.
 type eventLog struct {
 	ring  []logEntry
 	start int
 	n     int
+	// kube is set once the cluster's own Events arrive: stage events no
+	// longer add lines. byName maps an Event's namespace/name to its line's
+	// sequence number, total counts the lines ever added.
+	kube   bool
+	byName map[string]int
+	total  int
 }
 
-func newEventLog(capacity int) *eventLog { return &eventLog{ring: make([]logEntry, capacity)} }
+func newEventLog(capacity int) *eventLog {
+	return &eventLog{ring: make([]logEntry, capacity), byName: map[string]int{}}
+}
+
+// addKube adds a Kubernetes Event, or updates its line when the Event was
+// seen before and its line is still in the ring.
+func (l *eventLog) addKube(e K8sEvent) {
+	l.kube = true
+	ent := logEntry{time: e.LastSeen, warning: e.Type == "Warning", reason: e.Reason, object: e.Object,
+		message: e.Message, count: max(1, e.Count)}
+	key := e.Namespace + "/" + e.Name
+	if seq, ok := l.byName[key]; ok && e.Name != "" && seq >= l.total-l.n {
+		*l.at(seq - (l.total - l.n)) = ent
+		return
+	}
+	if len(l.byName) > 4*len(l.ring) {
+		clear(l.byName) // names of lines long gone: start over
+	}
+	if e.Name != "" {
+		l.byName[key] = l.total
+	}
+	l.push(ent)
+}
+
+func (l *eventLog) push(ent logEntry) {
+	l.total++
+	if l.n < len(l.ring) {
+		l.ring[(l.start+l.n)%len(l.ring)] = ent
+		l.n++
+		return
+	}
+	l.ring[l.start] = ent
+	l.start = (l.start + 1) % len(l.ring)
+}
 
 func (l *eventLog) len() int { return l.n }
 
 func (l *eventLog) at(i int) *logEntry { return &l.ring[(l.start+i)%len(l.ring)] }
 
 func (l *eventLog) add(e stages.Event) {
-	if e.Reason == "" || e.Status == stages.Started {
+	if l.kube || e.Reason == "" || e.Status == stages.Started {
 		return
 	}
 	kind := e.Kind
@@ -50,14 +90,7 @@ func (l *eventLog) add(e stages.Event) {
 			return
 		}
 	}
-	ent := logEntry{time: e.Time, warning: warn, reason: e.Reason, object: obj, message: e.Message, count: 1}
-	if l.n < len(l.ring) {
-		l.ring[(l.start+l.n)%len(l.ring)] = ent
-		l.n++
-		return
-	}
-	l.ring[l.start] = ent
-	l.start = (l.start + 1) % len(l.ring)
+	l.push(logEntry{time: e.Time, warning: warn, reason: e.Reason, object: obj, message: e.Message, count: 1})
 }
 
 func (m *Model) scrollEvents(d int) {

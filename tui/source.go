@@ -83,6 +83,19 @@ type K8sEvent struct {
 	Type, Reason, Source, Message string
 	Count                         int
 	LastSeen                      time.Time
+	// Namespace and Name name the Event object itself (updates of the same
+	// Event share them); Object is its involved object as kubectl prints it,
+	// "pod/web-1". They are set for events from KubeEventSource.
+	Namespace, Name, Object string
+}
+
+// KubeEventSource is a Source that also delivers the cluster's own
+// Kubernetes Events (core/v1): the events pane then shows them, as
+// `kubectl get events -w` would, instead of the reasons in stage events.
+type KubeEventSource interface {
+	// KubeEvents delivers each Event when it is created and when it is
+	// updated (a repeat raises Count). A nil channel means none.
+	KubeEvents() <-chan K8sEvent
 }
 
 // FaultControl injects faults and manages breakpoints.

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podtrace/podtrace/engine"
@@ -33,6 +35,8 @@ type engineSource struct {
 	applier *apply.Applier
 	sub     *trace.Subscription
 
+	kube chan tui.K8sEvent
+
 	mu     sync.Mutex
 	status tui.Status
 }
@@ -43,10 +47,62 @@ func newEngineSource(ctx context.Context, e *engine.Engine) (*engineSource, erro
 		return nil, err
 	}
 	s := &engineSource{ctx: ctx, e: e, applier: a, sub: e.Hub.Subscribe(),
-		status: tui.Status{NodesTotal: len(e.Kubelets), Etcd: "starting", Runtime: "simulated"}}
+		status: tui.Status{NodesTotal: len(e.Kubelets), Etcd: "starting", Runtime: "simulated"},
+		kube:   make(chan tui.K8sEvent, kubeEventBuffer)}
 	go s.watchStatus()
+	if err := s.watchKubeEvents(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
+
+// kubeEventBuffer is how many Kubernetes Events wait for the UI's next frame
+// before new ones are dropped (the informer must never block).
+const kubeEventBuffer = 16384
+
+// watchKubeEvents feeds the cluster's core/v1 Events, in every namespace,
+// to the events pane through an informer.
+func (s *engineSource) watchKubeEvents() error {
+	f := informers.NewSharedInformerFactory(s.e.AdminClient(), 0)
+	inf := f.Core().V1().Events().Informer()
+	send := func(obj any) {
+		ev, ok := obj.(*corev1.Event)
+		if !ok {
+			return
+		}
+		select {
+		case s.kube <- kubeEvent(ev):
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: send,
+		UpdateFunc: func(_, obj any) { send(obj) }}); err != nil {
+		return fmt.Errorf("watch events: %w", err)
+	}
+	f.Start(s.ctx.Done())
+	return nil
+}
+
+// kubeEvent is ev as the events pane shows it.
+func kubeEvent(ev *corev1.Event) tui.K8sEvent {
+	last := ev.LastTimestamp.Time
+	if last.IsZero() {
+		last = ev.EventTime.Time
+	}
+	if last.IsZero() {
+		last = ev.FirstTimestamp.Time
+	}
+	src := ev.Source.Component
+	if src == "" {
+		src = ev.ReportingController
+	}
+	return tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: src, Message: ev.Message, Count: int(ev.Count),
+		LastSeen: last, Namespace: ev.Namespace, Name: ev.Name,
+		Object: strings.ToLower(ev.InvolvedObject.Kind) + "/" + ev.InvolvedObject.Name}
+}
+
+// KubeEvents delivers the cluster's Kubernetes Events.
+func (s *engineSource) KubeEvents() <-chan tui.K8sEvent { return s.kube }
 
 // watchStatus refreshes the header facts once a second, off the UI goroutine.
 func (s *engineSource) watchStatus() {

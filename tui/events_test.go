@@ -1,0 +1,76 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// kubeSource is a FakeSource that also delivers Kubernetes Events.
+type kubeSource struct {
+	*FakeSource
+	K chan K8sEvent
+}
+
+func (k kubeSource) KubeEvents() <-chan K8sEvent { return k.K }
+
+func TestEventsPaneShowsTheClustersOwnEvents(t *testing.T) {
+	wall := t0
+	src := kubeSource{FakeSource: &FakeSource{C: make(chan stages.Event, 10)}, K: make(chan K8sEvent, 10)}
+	m := New(src, Options{Now: func() time.Time { return wall }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+
+	// A stage event with a reason is not an Event of the cluster: once the
+	// Source delivers real ones, only those are listed.
+	src.C <- stages.Event{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Pull, Status: stages.Waiting,
+		Reason: "Breakpoint", Message: "held before pull"}
+	backoff := K8sEvent{Namespace: "default", Name: "web-1.1800a", Object: "pod/web-1", Type: "Warning",
+		Reason: "BackOff", Message: `Back-off pulling image "ngnix:1.27"`, Count: 1, LastSeen: t0}
+	src.K <- K8sEvent{Namespace: "default", Name: "web.17f", Object: "deployment/web", Type: "Normal",
+		Reason: "ScalingReplicaSet", Message: "Scaled up replica set web-7d9c to 3 from 0", Count: 1, LastSeen: t0}
+	src.K <- backoff
+	wall = wall.Add(time.Second)
+	m.Update(frameMsg(wall))
+	s := ansi.Strip(m.Render())
+	for _, want := range []string{"ScalingReplicaSet", "deployment/web", "Scaled up replica set web-7d9c to 3 from 0",
+		"Warning", "BackOff", "pod/web-1"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("events pane lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "Breakpoint") {
+		t.Fatalf("a stage event's reason is listed among the cluster's Events:\n%s", s)
+	}
+
+	// A repeat of the same Event updates its line: one line, counted.
+	backoff.Count, backoff.LastSeen = 3, t0.Add(20*time.Second)
+	src.K <- backoff
+	wall = wall.Add(time.Second)
+	m.Update(frameMsg(wall))
+	s = ansi.Strip(m.Render())
+	if n := strings.Count(s, "Back-off pulling image"); n != 1 {
+		t.Fatalf("the repeated Event is listed %d times:\n%s", n, s)
+	}
+	if !strings.Contains(s, "(x3)") {
+		t.Fatalf("the repeated Event does not show its count:\n%s", s)
+	}
+}
+
+func TestEventsPaneFallsBackToStageReasons(t *testing.T) {
+	src := &FakeSource{C: make(chan stages.Event, 10)}
+	m := New(src, Options{Now: func() time.Time { return t0 }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	src.C <- stages.Event{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Schedule, Status: stages.Retrying,
+		Reason: "FailedScheduling", Message: "0/3 nodes are available: 3 Insufficient cpu."}
+	m.Update(frameMsg(t0))
+	if s := ansi.Strip(m.Render()); !strings.Contains(s, "FailedScheduling") || !strings.Contains(s, "Warning") {
+		t.Fatalf("a Source without Kubernetes Events shows the stage events' reasons:\n%s", s)
+	}
+}
