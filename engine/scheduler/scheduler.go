@@ -5,6 +5,29 @@
 // kube-scheduler 1.36.3 FailedScheduling message, event and PodScheduled
 // condition; every attempt is reported as schedule and bind stage events with
 // the per-node, per-plugin verdicts.
+//
+// Behaviour worth knowing, beside upstream's:
+//
+//   - Pods wait in a queue with active, back-off (1 s doubling to 10 s) and
+//     unschedulable sub-queues. An unschedulable pod is tried again when a
+//     node is added or changes (not on heartbeats), when an assigned pod is
+//     deleted or finishes, or at the latest after 5 minutes; a retrying
+//     schedule event's NextTry is that latest time. Errors and injected
+//     faults retry with back-off; NextTry is the back-off's end.
+//   - Filters stop at the first rejecting plugin per node, in upstream's
+//     order; on clusters of 100 nodes or more the search stops once enough
+//     feasible nodes are found (upstream's adaptive percentageOfNodesToScore).
+//   - Equal best scores are broken at random, with a generator seeded by
+//     Config.Seed: the same seed and the same sequence of events pick the
+//     same nodes.
+//   - Preemption (DefaultPreemption) runs its dry run exactly enough to give
+//     upstream's "preemption: ..." sentence; when victims exist it deletes
+//     them (with the Preempted event) and sets status.nominatedNodeName,
+//     but nominated pods do not reserve room on their node, and PDBs are
+//     not considered.
+//   - Each popped pod passes its schedule Gate in its own goroutine, so one
+//     pod held at a breakpoint or hanging does not stop the others; at most
+//     Config.Parallelism pods are popped and waiting at once.
 package scheduler
 
 import (
@@ -244,8 +267,9 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 			s.queue.Delete(pod)
 		}
 		if terminal(pod) {
-			s.cache.RemovePod(pod)
-			s.queue.MoveAllToActiveOrBackoff()
+			if s.cache.RemovePod(pod) { // a finished pod frees its node
+				s.queue.MoveAllToActiveOrBackoff()
+			}
 		} else {
 			s.cache.AddPod(pod)
 		}
@@ -262,8 +286,9 @@ func (s *Scheduler) deletePod(obj any) {
 		return
 	}
 	if pod.Spec.NodeName != "" {
-		s.cache.RemovePod(pod)
-		s.queue.MoveAllToActiveOrBackoff()
+		if s.cache.RemovePod(pod) {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
 		return
 	}
 	s.queue.Delete(pod)

@@ -122,13 +122,16 @@ func (c *Cache) AddPod(pod *v1.Pod) {
 // UpdatePod replaces an assigned pod.
 func (c *Cache) UpdatePod(pod *v1.Pod) { c.AddPod(pod) }
 
-// RemovePod removes an assigned pod (deleted, or finished).
-func (c *Cache) RemovePod(pod *v1.Pod) {
+// RemovePod removes an assigned pod (deleted, or finished); it reports
+// whether the pod was accounted.
+func (c *Cache) RemovePod(pod *v1.Pod) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ps, ok := c.pods[pod.UID]; ok {
+	ps, ok := c.pods[pod.UID]
+	if ok {
 		c.removePodLocked(ps.pod)
 	}
+	return ok
 }
 
 // IsAssumed reports whether the pod is assumed and not yet confirmed.

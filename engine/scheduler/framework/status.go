@@ -119,4 +119,5 @@ func (s *Status) AsError() error {
 
 type statusError struct{ s *Status }
 
+// Error returns the status message.
 func (e statusError) Error() string { return e.s.Message() }

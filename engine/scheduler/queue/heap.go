@@ -12,6 +12,7 @@ type podHeap struct {
 	less  func(a, b *QueuedPodInfo) bool
 }
 
+// Len, Less, Swap, Push and Pop implement heap.Interface.
 func (h *podHeap) Len() int           { return len(h.items) }
 func (h *podHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
 func (h *podHeap) Swap(i, j int) {
