@@ -87,9 +87,9 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(dep, "▶") {
 		t.Fatalf("the selection does not start on the Deployment: %q", dep)
 	}
-	tm.keys("j", "j", "j", "j")
+	tm.keys("j", "j", "j")
 	s = tm.waitFor("the selection on the second pod", 5*time.Second, has("4/5"))
-	sel := lineWith(s, "▶")
+	sel := selectedLane(s)
 	if !strings.Contains(sel, "web-") || !strings.Contains(sel, "Running") || strings.Contains(sel, "rs/") {
 		t.Fatalf("the selected line is not a Running pod: %q", sel)
 	}

@@ -159,3 +159,13 @@ func lineWith(screen, sub string) string {
 	}
 	return ""
 }
+
+// selectedLane returns the lane line that carries the selection cursor.
+func selectedLane(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "▶") {
+			return l
+		}
+	}
+	return ""
+}
