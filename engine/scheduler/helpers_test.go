@@ -85,3 +85,12 @@ func neverPreempt(p *v1.Pod) {
 	never := v1.PreemptNever
 	p.Spec.PreemptionPolicy = &never
 }
+
+// withNodeNameAffinity pins the pod like the DaemonSet controller does.
+func withNodeNameAffinity(node string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{
+				Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}}}}
+	}
+}

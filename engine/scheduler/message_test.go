@@ -113,6 +113,19 @@ func TestFailedSchedulingMessages(t *testing.T) {
 			want: "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for incoming pod.",
 		},
 		{
+			name:  "DaemonSet-style node name affinity, node full",
+			nodes: three(),
+			pods:  []*v1.Pod{makePod("a", "1500m", "", onNode("node-2"))},
+			pod:   makePod("ds", "1", "", withNodeNameAffinity("node-2")),
+			want:  "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.",
+		},
+		{
+			name:  "node name affinity to a missing node",
+			nodes: three(),
+			pod:   makePod("ds", "1", "", withNodeNameAffinity("node-9")),
+			want:  "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		},
+		{
 			name:  "no nodes",
 			nodes: nil,
 			pod:   makePod("web", "", ""),
@@ -171,6 +184,18 @@ func TestVerdictsNamePluginAndReason(t *testing.T) {
 		if w := want[nv.Node]; nv.Plugin != w[0] || nv.Reason != w[1] {
 			t.Errorf("%s: plugin %q reason %q, want %q %q", nv.Node, nv.Plugin, nv.Reason, w[0], w[1])
 		}
+	}
+}
+
+func TestNodeNameAffinityPicksThatNode(t *testing.T) {
+	nodes := []*v1.Node{makeNode("node-1", "2", "4Gi"), makeNode("node-2", "2", "4Gi"), makeNode("node-3", "2", "4Gi")}
+	s := newTestScheduler(t, nodes, nil)
+	res, st := s.schedulePod(context.Background(), framework.NewCycleState(), makePod("ds", "100m", "", withNodeNameAffinity("node-3")), s.snapshot.List())
+	if !st.IsSuccess() || res.host != "node-3" {
+		t.Fatalf("host %q (%s), want node-3", res.host, st.Message())
+	}
+	if len(res.verdicts.Nodes) != 3 || res.verdicts.Nodes[0].Reason != "node(s) didn't satisfy plugin(s) [NodeAffinity]" || res.verdicts.Nodes[0].Plugin != "NodeAffinity" {
+		t.Errorf("verdicts %+v", res.verdicts.Nodes)
 	}
 }
 

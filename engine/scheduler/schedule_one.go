@@ -137,21 +137,40 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		return res, framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrNoNodesAvailable.Error())
 	}
 	d := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}, UnschedulablePlugins: map[string]bool{}}
-	var feasible []*framework.NodeInfo
-	if st := s.fwk.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+	var feasible, excluded []*framework.NodeInfo
+	pre, prePlugins, st := s.fwk.RunPreFilterPlugins(ctx, state, pod)
+	if !st.IsSuccess() {
 		if !st.IsRejected() {
 			return res, st
 		}
 		d.AbsentNodesStatus, d.PreFilterMsg = st, st.Message()
 		d.UnschedulablePlugins[st.Plugin()] = true
+		excluded = nodes
 	} else {
-		var err *framework.Status
-		if feasible, err = s.findNodesThatPassFilters(ctx, state, pod, nodes, &d); err != nil {
-			return res, err
+		candidates := nodes
+		if !pre.AllNodes() {
+			// Only the nodes the PreFilter plugins named; the others are
+			// rejected on their behalf, as upstream does.
+			candidates = nil
+			for _, ni := range nodes {
+				if pre.NodeNames[ni.Node().Name] {
+					candidates = append(candidates, ni)
+				} else {
+					excluded = append(excluded, ni)
+				}
+			}
+			d.AbsentNodesStatus = framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", prePlugins)).WithPlugin(prePlugins[0])
+		}
+		if len(candidates) > 0 {
+			var err *framework.Status
+			if feasible, err = s.findNodesThatPassFilters(ctx, state, pod, candidates, &d); err != nil {
+				return res, err
+			}
 		}
 	}
 	res.feasible, res.evaluated = len(feasible), len(feasible)+len(d.NodeToStatus)
-	res.verdicts = verdictsOf(&d, nodes)
+	res.verdicts = verdictsOf(&d, excluded)
 
 	if len(feasible) == 0 {
 		fe := &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
@@ -184,14 +203,12 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	return res, nil
 }
 
-// verdictsOf lists the rejected nodes with their plugin and reason.
-func verdictsOf(d *framework.Diagnosis, nodes []*framework.NodeInfo) *stages.SchedulingResult {
+// verdictsOf lists the rejected nodes with their plugin and reason: those
+// filtered, and those excluded before filtering (by PreFilter).
+func verdictsOf(d *framework.Diagnosis, excluded []*framework.NodeInfo) *stages.SchedulingResult {
 	r := &stages.SchedulingResult{}
-	if d.AbsentNodesStatus != nil {
-		for _, ni := range nodes {
-			r.Nodes = append(r.Nodes, stages.NodeVerdict{Node: ni.Node().Name, Plugin: d.AbsentNodesStatus.Plugin(), Reason: d.AbsentNodesStatus.Message()})
-		}
-		return r
+	for _, ni := range excluded {
+		r.Nodes = append(r.Nodes, stages.NodeVerdict{Node: ni.Node().Name, Plugin: d.AbsentNodesStatus.Plugin(), Reason: d.AbsentNodesStatus.Message()})
 	}
 	for name, st := range d.NodeToStatus {
 		r.Nodes = append(r.Nodes, stages.NodeVerdict{Node: name, Plugin: st.Plugin(), Reason: st.Message()})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -90,18 +91,35 @@ func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
 func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
 // RunPreFilterPlugins runs the PreFilter plugins. The first rejection or error
-// stops the run and is returned with the plugin's name set.
-func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) *Status {
+// stops the run and is returned with the plugin's name set. The result
+// intersects the plugins' node restrictions; plugins names those that
+// restricted the nodes, sorted.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod) (result *PreFilterResult, plugins []string, status *Status) {
 	skip := map[string]bool{}
 	for _, p := range f.preFilter {
-		s := p.PreFilter(ctx, state, pod)
+		r, s := p.PreFilter(ctx, state, pod)
 		switch {
 		case s.IsSkip():
 			skip[p.Name()] = true
+			continue
 		case !s.IsSuccess():
-			return s.WithPlugin(p.Name())
+			return nil, plugins, s.WithPlugin(p.Name())
+		}
+		if r.AllNodes() {
+			continue
+		}
+		plugins = append(plugins, p.Name())
+		result = result.Merge(r)
+		if len(result.NodeNames) == 0 {
+			sort.Strings(plugins)
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", plugins)
+			if len(plugins) == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", plugins[0])
+			}
+			return result, plugins, NewStatus(UnschedulableAndUnresolvable, msg).WithPlugin(p.Name())
 		}
 	}
+	sort.Strings(plugins)
 	state.filters = state.filters[:0]
 	for _, p := range f.filter {
 		if !skip[p.Name()] {
@@ -109,7 +127,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 		}
 	}
 	state.filtersSet = true
-	return nil
+	return result, plugins, nil
 }
 
 // RunFilterPlugins implements Handle: it runs the filters on one node, in

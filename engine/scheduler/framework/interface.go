@@ -17,10 +17,36 @@ type Plugin interface {
 
 // PreFilterPlugin runs once per scheduling attempt before any Filter call.
 // Returning Skip means the plugin's Filter is not run for this pod; a
-// rejecting status makes every node fail with that status.
+// rejecting status makes every node fail with that status. A non-nil result
+// restricts the nodes worth filtering (nil means all nodes).
 type PreFilterPlugin interface {
 	Plugin
-	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod) *Status
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod) (*PreFilterResult, *Status)
+}
+
+// PreFilterResult names the only nodes a pod can go to; nil means every node.
+type PreFilterResult struct {
+	NodeNames map[string]bool
+}
+
+// AllNodes reports whether the result leaves every node possible.
+func (r *PreFilterResult) AllNodes() bool { return r == nil || r.NodeNames == nil }
+
+// Merge intersects two results.
+func (r *PreFilterResult) Merge(o *PreFilterResult) *PreFilterResult {
+	if r.AllNodes() {
+		return o
+	}
+	if o.AllNodes() {
+		return r
+	}
+	m := map[string]bool{}
+	for n := range r.NodeNames {
+		if o.NodeNames[n] {
+			m[n] = true
+		}
+	}
+	return &PreFilterResult{NodeNames: m}
 }
 
 // FilterPlugin decides whether the pod fits on one node. It is called

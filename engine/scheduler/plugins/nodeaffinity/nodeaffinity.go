@@ -41,12 +41,50 @@ func required(pod *v1.Pod) *v1.NodeSelector {
 	return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 }
 
-// PreFilter skips pods with neither a nodeSelector nor required node affinity.
-func (Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod) *framework.Status {
-	if required(pod) == nil && pod.Spec.NodeSelector == nil {
-		return framework.NewStatus(framework.Skip)
+// ErrReasonConflict is upstream's PreFilter reason when every term names
+// nodes by metadata.name and no node satisfies them all.
+const ErrReasonConflict = "pod affinity terms conflict"
+
+// PreFilter skips pods with neither a nodeSelector nor required node
+// affinity. When every required term picks nodes by metadata.name (as
+// DaemonSet pods do), only those nodes are worth filtering.
+func (Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status) {
+	req := required(pod)
+	if req == nil && pod.Spec.NodeSelector == nil {
+		return nil, framework.NewStatus(framework.Skip)
 	}
-	return nil
+	if req == nil || len(req.NodeSelectorTerms) == 0 {
+		return nil, nil
+	}
+	var names map[string]bool
+	for _, t := range req.NodeSelectorTerms {
+		var termNames map[string]bool
+		for _, r := range t.MatchFields {
+			if r.Key != "metadata.name" || r.Operator != v1.NodeSelectorOpIn {
+				continue
+			}
+			s := map[string]bool{}
+			for _, v := range r.Values {
+				if termNames == nil || termNames[v] {
+					s[v] = true
+				}
+			}
+			termNames = s // ANDed requirements: intersection
+		}
+		if termNames == nil {
+			return nil, nil // this term allows any node, and terms are ORed
+		}
+		if names == nil {
+			names = map[string]bool{}
+		}
+		for n := range termNames {
+			names[n] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict)
+	}
+	return &framework.PreFilterResult{NodeNames: names}, nil
 }
 
 // Filter rejects the node unless it matches the nodeSelector and (when set)

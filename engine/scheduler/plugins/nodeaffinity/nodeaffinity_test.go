@@ -43,7 +43,7 @@ func TestFilter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &v1.Pod{Spec: v1.PodSpec{NodeSelector: tt.selector, Affinity: tt.affinity}}
 			state := framework.NewCycleState()
-			if (Plugin{}).PreFilter(context.Background(), state, pod).IsSkip() {
+			if _, pre := (Plugin{}).PreFilter(context.Background(), state, pod); pre.IsSkip() {
 				if !tt.fits {
 					t.Fatal("skipped a pod with constraints")
 				}
@@ -74,5 +74,50 @@ func TestScorePreferred(t *testing.T) {
 	_ = Plugin{}.NormalizeScore(context.Background(), nil, pod, scores)
 	if scores[0].Score != 25 || scores[1].Score != 100 || scores[2].Score != 0 {
 		t.Errorf("scores %+v, want 25, 100, 0", scores)
+	}
+}
+
+func TestPreFilterNodeNames(t *testing.T) {
+	name := func(op v1.NodeSelectorOperator, values ...string) v1.NodeSelectorRequirement {
+		return v1.NodeSelectorRequirement{Key: "metadata.name", Operator: op, Values: values}
+	}
+	tests := []struct {
+		name  string
+		terms []v1.NodeSelectorTerm
+		want  []string // nil: all nodes
+		msg   string
+	}{
+		{"labels only", []v1.NodeSelectorTerm{expr("a", v1.NodeSelectorOpExists)}, nil, ""},
+		{"one name", []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{name(v1.NodeSelectorOpIn, "n1")}}}, []string{"n1"}, ""},
+		{"ANDed fields intersect", []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{name(v1.NodeSelectorOpIn, "n1", "n2"), name(v1.NodeSelectorOpIn, "n2", "n3")}}}, []string{"n2"}, ""},
+		{"ORed terms unite", []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{name(v1.NodeSelectorOpIn, "n1")}}, {MatchFields: []v1.NodeSelectorRequirement{name(v1.NodeSelectorOpIn, "n2")}}}, []string{"n1", "n2"}, ""},
+		{"a term without names allows all", []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{name(v1.NodeSelectorOpIn, "n1")}}, expr("a", v1.NodeSelectorOpExists)}, nil, ""},
+		{"conflict", []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{name(v1.NodeSelectorOpIn, "n1"), name(v1.NodeSelectorOpIn, "n2")}}}, nil, ErrReasonConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{Affinity: requiredAffinity(tt.terms...)}}
+			r, st := Plugin{}.PreFilter(context.Background(), framework.NewCycleState(), pod)
+			if st.Message() != tt.msg {
+				t.Fatalf("status %q, want %q", st.Message(), tt.msg)
+			}
+			if tt.msg != "" {
+				return
+			}
+			if tt.want == nil {
+				if !r.AllNodes() {
+					t.Fatalf("restricted to %v, want all nodes", r.NodeNames)
+				}
+				return
+			}
+			if r.AllNodes() || len(r.NodeNames) != len(tt.want) {
+				t.Fatalf("got %+v, want %v", r, tt.want)
+			}
+			for _, n := range tt.want {
+				if !r.NodeNames[n] {
+					t.Errorf("missing %s in %v", n, r.NodeNames)
+				}
+			}
+		})
 	}
 }

@@ -30,13 +30,13 @@ func New(framework.Handle) (framework.Plugin, error) { return Plugin{}, nil }
 func (Plugin) Name() string { return names.NodePorts }
 
 // PreFilter collects the pod's host ports; it skips pods without any.
-func (Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
+func (Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status) {
 	ports := framework.PodHostPorts(pod)
 	if len(ports) == 0 {
-		return framework.NewStatus(framework.Skip)
+		return nil, framework.NewStatus(framework.Skip)
 	}
 	state.Write(stateKey, ports)
-	return nil
+	return nil, nil
 }
 
 // Filter rejects the node if any wanted port conflicts with one in use.

@@ -33,7 +33,7 @@ func TestFilter(t *testing.T) {
 			tt.existing.UID = "existing"
 			ni := framework.NewNodeInfo(&v1.Node{}, framework.NewPodInfo(tt.existing))
 			state := framework.NewCycleState()
-			if pre := (Plugin{}).PreFilter(context.Background(), state, tt.pod); pre.IsSkip() {
+			if _, pre := (Plugin{}).PreFilter(context.Background(), state, tt.pod); pre.IsSkip() {
 				if tt.want != "" {
 					t.Fatal("skipped a pod with host ports")
 				}

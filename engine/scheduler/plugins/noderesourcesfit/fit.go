@@ -40,9 +40,9 @@ func New(framework.Handle) (framework.Plugin, error) { return Plugin{}, nil }
 func (Plugin) Name() string { return names.NodeResourcesFit }
 
 // PreFilter computes the pod's requests once per attempt.
-func (Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
+func (Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status) {
 	state.Write(stateKey, framework.PodRequests(pod, false))
-	return nil
+	return nil, nil
 }
 
 // InsufficientResource is one resource the node lacks for the pod.

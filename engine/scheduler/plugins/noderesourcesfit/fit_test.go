@@ -52,7 +52,7 @@ func TestFilter(t *testing.T) {
 			}
 			ni := framework.NewNodeInfo(&v1.Node{Status: v1.NodeStatus{Allocatable: tt.alloc}}, pis...)
 			state := framework.NewCycleState()
-			Plugin{}.PreFilter(context.Background(), state, tt.pod)
+			_, _ = Plugin{}.PreFilter(context.Background(), state, tt.pod)
 			st := Plugin{}.Filter(context.Background(), state, tt.pod, ni)
 			if !reflect.DeepEqual(st.Reasons(), tt.reasons) || st.Code() != tt.code {
 				t.Errorf("got %v %q, want %v %q", st.Code(), st.Reasons(), tt.code, tt.reasons)
