@@ -82,6 +82,16 @@ type ContainerConfig struct {
 	Env     map[string]string
 	// Annotations carry the simulated runtime's hints, e.g. podtrace.dev/exit-after.
 	Annotations map[string]string
+	// Resources are the container's cgroup limits; nil means none. The
+	// simulated runtime ignores them.
+	Resources *Resources
+}
+
+// Resources are a container's Linux cgroup settings, as CRI's
+// LinuxContainerResources carries them (zero means unset).
+type Resources struct {
+	CPUShares, CPUQuota, CPUPeriod int64
+	MemoryLimitBytes               int64
 }
 
 // State is a container's lifecycle state.

@@ -20,7 +20,7 @@ type Daemon struct {
 	// Address is the gRPC socket.
 	Address string
 	// Dir holds root/, state/ and containerd.log.
-	Dir string
+	Dir  string
 	cmd  *exec.Cmd
 	done chan error
 }
