@@ -99,13 +99,17 @@ func (o *ObjectStore) resource(plural string) (*Resource, error) {
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: plural}, "")
 }
 
-// Get reads one object from etcd.
+// Get reads one object from the watch cache, as admission plugins read
+// through informer listers in kube-apiserver.
 func (o *ObjectStore) Get(ctx context.Context, resource, namespace, name string) (runtime.Object, error) {
 	r, err := o.resource(resource)
 	if err != nil {
 		return nil, err
 	}
-	return o.s.stores[r].get(ctx, namespace, name)
+	if obj := o.s.cachers[r].get(namespace, name); obj != nil {
+		return obj, nil
+	}
+	return nil, apierrors.NewNotFound(r.GroupResource(), name)
 }
 
 // List returns the namespace's objects from the watch cache.
@@ -126,7 +130,7 @@ func (o *ObjectStore) UpdateStatus(ctx context.Context, resource string, obj run
 	}
 	ns, name := objectNamespaceName(obj)
 	want := mustRV(obj)
-	return o.s.stores[r].update(ctx, ns, name, func(cur runtime.Object) (runtime.Object, error) {
+	return o.s.stores[r].update(ctx, ns, name, o.s.hint(r, ns, name), func(cur runtime.Object) (runtime.Object, error) {
 		if mustRV(cur) != want {
 			return nil, conflict(r, name)
 		}

@@ -116,7 +116,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, res *Resource, n
 func (s *Server) deleteObject(ctx context.Context, rt *requestTrace, res *Resource, ns, name string,
 	opts *metav1.DeleteOptions, dryRun bool) (runtime.Object, bool, error) {
 	var last runtime.Object
-	marked, err := s.stores[res].update(ctx, ns, name, func(cur runtime.Object) (runtime.Object, error) {
+	marked, err := s.stores[res].update(ctx, ns, name, s.hint(res, ns, name), func(cur runtime.Object) (runtime.Object, error) {
 		last = cur
 		m, _ := meta.Accessor(cur)
 		if p := opts.Preconditions; p != nil {

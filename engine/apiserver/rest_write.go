@@ -170,7 +170,7 @@ func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resour
 	acc accepted, rt *requestTrace, newObj func(current runtime.Object) (runtime.Object, error)) {
 	ctx := r.Context()
 	var admitted, persistStart = false, rt.begin()
-	stored, err := s.stores[res].update(ctx, ns, name, func(current runtime.Object) (runtime.Object, error) {
+	stored, err := s.stores[res].update(ctx, ns, name, s.hint(res, ns, name), func(current runtime.Object) (runtime.Object, error) {
 		obj, err := newObj(current)
 		if err != nil {
 			return nil, err

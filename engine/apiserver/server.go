@@ -258,3 +258,8 @@ func (s *Server) resourceForObject(obj runtime.Object) *Resource {
 	}
 	return nil
 }
+
+// hint returns a function giving the cached object, the first guess of an update.
+func (s *Server) hint(res *Resource, ns, name string) func() runtime.Object {
+	return func() runtime.Object { return s.cachers[res].get(ns, name) }
+}

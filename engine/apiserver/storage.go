@@ -126,21 +126,30 @@ func (s *store) list(ctx context.Context, namespace string) ([]runtime.Object, i
 // errRetry tells update to read again and retry the change.
 var errRetry = errors.New("retry")
 
-// update reads the object, applies change to a copy and writes it back if
-// nobody wrote in between, retrying on such races. change may return a
-// Conflict (or any API error) to stop. The returned object is the one stored.
-func (s *store) update(ctx context.Context, namespace, name string,
+// update applies change to a copy of the current object and writes it back
+// if nobody wrote in between, retrying on such races. Like kube-apiserver's
+// GuaranteedUpdate, the first attempt starts from the cached object (hint,
+// when non-nil) and only a lost race costs a read from etcd. change may
+// return a Conflict (or any API error) to stop. It returns what was stored.
+func (s *store) update(ctx context.Context, namespace, name string, hint func() runtime.Object,
 	change func(current runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	key := s.res.Key(namespace, name)
 	for attempt := 0; ; attempt++ {
-		current, err := s.get(ctx, namespace, name)
-		if err != nil {
-			return nil, err
+		var current runtime.Object
+		if attempt == 0 && hint != nil {
+			current = hint()
+		}
+		fromCache := current != nil
+		if current == nil {
+			var err error
+			if current, err = s.get(ctx, namespace, name); err != nil {
+				return nil, err
+			}
 		}
 		rev := mustRV(current)
 		updated, err := change(current.DeepCopyObject())
-		if errors.Is(err, errRetry) && attempt < 100 {
-			continue
+		if (errors.Is(err, errRetry) || fromCache && apierrors.IsConflict(err)) && attempt < 100 {
+			continue // a stale cached object is no reason to refuse: read etcd and try again
 		}
 		if err != nil {
 			return nil, err

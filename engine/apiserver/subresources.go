@@ -41,7 +41,7 @@ func (s *Server) bind(w http.ResponseWriter, r *http.Request, res *Resource, ns,
 	}
 	node := binding.Target.Name
 	bindingGR := schema.GroupResource{Resource: "pods/binding"}
-	_, err = s.stores[res].update(r.Context(), ns, name, func(cur runtime.Object) (runtime.Object, error) {
+	_, err = s.stores[res].update(r.Context(), ns, name, s.hint(res, ns, name), func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(bindingGR, name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
@@ -107,7 +107,7 @@ func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, ns
 	}
 	scaleRes := &Resource{GVR: autoscalingv1.SchemeGroupVersion.WithResource("scale"), Kind: "Scale",
 		New: func() runtime.Object { return &autoscalingv1.Scale{} }}
-	stored, err := s.stores[res].update(r.Context(), ns, name, func(cur runtime.Object) (runtime.Object, error) {
+	stored, err := s.stores[res].update(r.Context(), ns, name, s.hint(res, ns, name), func(cur runtime.Object) (runtime.Object, error) {
 		want := toScale(cur)
 		if r.Method == http.MethodPatch {
 			if data, err = patchScale(r, want, data, scaleRes); err != nil {

@@ -96,6 +96,21 @@ func (fs *Faults) has(id int) bool {
 	return false
 }
 
+// Armed reports whether any fault or breakpoint could affect a stage, so hot
+// paths can skip the work of naming the object when nothing is set.
+func (t *Tracer) Armed() bool {
+	if t == nil {
+		return false
+	}
+	t.Faults.mu.Lock()
+	n := len(t.Faults.active)
+	t.Faults.mu.Unlock()
+	t.Breaks.mu.Lock()
+	n += len(t.Breaks.points) + len(t.Breaks.stepping)
+	t.Breaks.mu.Unlock()
+	return n > 0
+}
+
 // Gate runs before a stage's work. It holds the stage at a breakpoint until
 // the user steps or continues, applies delay and hang faults itself, and
 // returns the fail or flake fault the caller must turn into the stage's

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -22,7 +23,14 @@ type X509 struct {
 	Roots *x509.CertPool
 	// Now returns the time certificates are checked at; nil means time.Now.
 	Now func() time.Time
+
+	// verified remembers certificates whose chain verified, by fingerprint,
+	// so a client's every request costs a hash rather than an ECDSA check.
+	verified sync.Map // [32]byte → time.Time (verified until)
 }
+
+// reverifyAfter bounds how long a verified chain is trusted without a new check.
+const reverifyAfter = time.Minute
 
 // NewX509 returns an x509 authenticator trusting roots.
 func NewX509(roots *x509.CertPool) *X509 { return &X509{Roots: roots} }
@@ -34,6 +42,15 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 		return nil, false, nil
 	}
 	leaf := r.TLS.PeerCertificates[0]
+	now := time.Now()
+	if a.Now != nil {
+		now = a.Now()
+	}
+	fingerprint := sha256.Sum256(leaf.Raw)
+	if until, ok := a.verified.Load(fingerprint); ok && now.Before(until.(time.Time)) && now.Before(leaf.NotAfter) &&
+		len(r.TLS.PeerCertificates) == 1 {
+		return x509User(leaf, fingerprint)
+	}
 	opts := x509.VerifyOptions{
 		Roots:         a.Roots,
 		Intermediates: x509.NewCertPool(),
@@ -48,10 +65,16 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 	if _, err := leaf.Verify(opts); err != nil {
 		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateIdentifier(leaf), err)
 	}
+	if len(r.TLS.PeerCertificates) == 1 {
+		a.verified.Store(fingerprint, now.Add(reverifyAfter))
+	}
+	return x509User(leaf, fingerprint)
+}
+
+func x509User(leaf *x509.Certificate, fingerprint [32]byte) (*User, bool, error) {
 	if leaf.Subject.CommonName == "" {
 		return nil, false, nil
 	}
-	fingerprint := sha256.Sum256(leaf.Raw)
 	return &User{
 		Name:            leaf.Subject.CommonName,
 		Groups:          slices.Clone(leaf.Subject.Organization),
