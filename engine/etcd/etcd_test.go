@@ -104,4 +104,3 @@ func TestExternalEtcd(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
