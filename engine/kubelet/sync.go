@@ -35,7 +35,7 @@ func (w *podWorker) sync(ctx context.Context, pod *v1.Pod) time.Time {
 		if !w.syncSandbox(ctx, pod) {
 			return s.sandboxNext
 		}
-		w.publish(pod)
+		w.publishSoon(pod)
 	}
 	w.refresh(ctx)
 
@@ -84,7 +84,7 @@ func (w *podWorker) sync(ctx context.Context, pod *v1.Pod) time.Time {
 		w.finish(ctx, pod)
 		return time.Time{}
 	}
-	w.k.status.SetPodStatus(pod, st)
+	w.setStatus(pod, st)
 	return next
 }
 
@@ -159,7 +159,7 @@ func (w *podWorker) syncKubelet(ctx context.Context, pod *v1.Pod) (time.Time, bo
 			s.rejected = &v1.PodStatus{Phase: v1.PodFailed, Reason: reason, Message: "Pod was rejected: " + msg,
 				StartTime: s.startTime, Conditions: pod.Status.Conditions}
 			span.Fail(reason, msg)
-			w.k.status.SetPodStatus(pod, *s.rejected)
+			w.setStatus(pod, *s.rejected)
 			w.setFinished()
 			return time.Time{}, false
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,6 +31,8 @@ type podWorker struct {
 	finished   bool                 // terminal or terminated: holds no resources
 	ids        map[string][2]string // container name → current and previous instance IDs
 	wakeCh     chan struct{}
+	published  atomic.Int64 // counts statuses published, to drop superseded delayed ones
+	pubMu      sync.Mutex   // orders a delayed status against newer ones
 
 	// Owned by the worker goroutine.
 	s podState
@@ -214,7 +217,42 @@ func (w *podWorker) run(ctx context.Context) {
 
 // publish hands the pod's current status to the status manager.
 func (w *podWorker) publish(pod *v1.Pod) {
-	w.k.status.SetPodStatus(pod, w.buildStatus(pod))
+	w.setStatus(pod, w.buildStatus(pod))
+}
+
+// setStatus hands st to the status manager, superseding any delayed status.
+func (w *podWorker) setStatus(pod *v1.Pod, st v1.PodStatus) {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	w.published.Add(1)
+	w.k.status.SetPodStatus(pod, st)
+}
+
+// PublishDelay is how long an intermediate status must stay current (in
+// engine time) before it is written: with a fast runtime a pod's way to
+// Ready then costs one or two writes instead of one per step.
+const PublishDelay = 100 * time.Millisecond
+
+// publishSoon writes the pod's current status if no other status was
+// published within PublishDelay.
+func (w *podWorker) publishSoon(pod *v1.Pod) {
+	st := w.buildStatus(pod)
+	w.pubMu.Lock()
+	gen := w.published.Add(1)
+	w.pubMu.Unlock()
+	t := w.k.clock.NewTimer(PublishDelay)
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			w.pubMu.Lock()
+			if w.published.Load() == gen {
+				w.k.status.SetPodStatus(pod, st)
+			}
+			w.pubMu.Unlock()
+		case <-w.k.ctx.Done():
+		}
+	}()
 }
 
 func (w *podWorker) buildStatus(pod *v1.Pod) v1.PodStatus {

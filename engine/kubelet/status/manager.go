@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,8 @@ type Manager struct {
 	queue   workqueue.TypedRateLimitingInterface[types.UID]
 	writes  atomic.Int64
 	lastErr atomic.Value
+	// conflicts counts writes refused for a stale resourceVersion.
+	conflicts atomic.Int64
 
 	mu      sync.Mutex
 	pending map[types.UID]*entry
@@ -62,6 +65,9 @@ func (m *Manager) Start(ctx context.Context, workers int) {
 // Writes returns how many status writes reached the API server.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
 
+// Conflicts returns how many writes were refused for a stale resourceVersion.
+func (m *Manager) Conflicts() int64 { return m.conflicts.Load() }
+
 // LastError returns the last failed write's error text, empty if none failed.
 func (m *Manager) LastError() string {
 	s, _ := m.lastErr.Load().(string)
@@ -77,6 +83,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
 		m.pending[pod.UID] = e
 	}
 	e.pod, e.status = pod, *st.DeepCopy()
+	Normalize(&e.status)
 	m.mu.Unlock()
 	m.queue.Add(pod.UID)
 }
@@ -148,7 +155,7 @@ func (m *Manager) write(ctx context.Context, pod *v1.Pod, st v1.PodStatus) error
 		switch {
 		case err == nil:
 			m.mu.Lock()
-			if e, ok := m.pending[p.UID]; ok {
+			if e, ok := m.pending[p.UID]; ok && newer(updated.ResourceVersion, e.pod.ResourceVersion) {
 				e.pod = updated
 			}
 			m.mu.Unlock()
@@ -156,6 +163,7 @@ func (m *Manager) write(ctx context.Context, pod *v1.Pod, st v1.PodStatus) error
 		case apierrors.IsNotFound(err):
 			return err
 		case apierrors.IsConflict(err):
+			m.conflicts.Add(1)
 			fresh, gerr := m.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
 			if gerr != nil {
 				return fmt.Errorf("get pod %s/%s: %w", p.Namespace, p.Name, gerr)
@@ -176,9 +184,20 @@ func (m *Manager) write(ctx context.Context, pod *v1.Pod, st v1.PodStatus) error
 func (m *Manager) UpdatePod(pod *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.pending[pod.UID]; ok {
+	if e, ok := m.pending[pod.UID]; ok && newer(pod.ResourceVersion, e.pod.ResourceVersion) {
 		e.pod = pod
 	}
+}
+
+// newer reports whether resourceVersion a is after b; versions are etcd
+// revisions, compared as numbers (an unparsable one counts as newer).
+func newer(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return true
+	}
+	return x > y
 }
 
 // mergeForeign returns own plus every condition of current whose type the
@@ -195,4 +214,33 @@ func mergeForeign(current, own []v1.PodCondition) []v1.PodCondition {
 		}
 	}
 	return out
+}
+
+// Normalize truncates the status's times to whole seconds, the precision
+// the API keeps, so that a status read back compares equal to the one
+// written and is not written again.
+func Normalize(st *v1.PodStatus) {
+	trunc := func(t *metav1.Time) {
+		if t != nil && !t.IsZero() {
+			t.Time = t.Time.Truncate(time.Second)
+		}
+	}
+	trunc(st.StartTime)
+	for i := range st.Conditions {
+		trunc(&st.Conditions[i].LastTransitionTime)
+		trunc(&st.Conditions[i].LastProbeTime)
+	}
+	for _, list := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range list {
+			for _, cs := range []*v1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
+				if cs.Running != nil {
+					trunc(&cs.Running.StartedAt)
+				}
+				if cs.Terminated != nil {
+					trunc(&cs.Terminated.StartedAt)
+					trunc(&cs.Terminated.FinishedAt)
+				}
+			}
+		}
+	}
 }
