@@ -21,6 +21,7 @@ import (
 	"github.com/podtrace/podtrace/engine/controllers/replicaset"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/kubelet"
+	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/scheduler"
@@ -43,6 +44,11 @@ type Config struct {
 	Seed int64
 	// NewRuntime builds a node's container runtime; the simulated one when nil.
 	NewRuntime func(node string, clk *clock.Clock, seed int64) runtime.Runtime
+	// NewNetwork builds a node's network plugin; the simulated one when nil.
+	NewNetwork func(node string) network.Plugin
+	// RuntimeName prefixes container IDs in pod status ("containerd://");
+	// the kubelet's default when empty.
+	RuntimeName string
 }
 
 // Engine is a running cluster.
@@ -143,6 +149,10 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 		if cfg.NewRuntime != nil {
 			kc.Runtime = cfg.NewRuntime(n.Name, e.Clock, cfg.Seed+int64(i))
 		}
+		if cfg.NewNetwork != nil {
+			kc.Network = cfg.NewNetwork(n.Name)
+		}
+		kc.RuntimeName = cfg.RuntimeName
 		k, err := kubelet.New(kc)
 		if err != nil {
 			return fmt.Errorf("kubelet %s: %w", n.Name, err)
