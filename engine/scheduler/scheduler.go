@@ -220,9 +220,11 @@ func (s *Scheduler) setLast(pod *v1.Pod, r *stages.SchedulingResult) {
 	s.mu.Unlock()
 }
 
-// responsible reports whether the pod is pending for this scheduler.
+// responsible reports whether the pod is pending for this scheduler. Pods
+// with scheduling gates wait outside the queue until the gates are removed
+// (the API server sets their SchedulingGated condition).
 func responsible(pod *v1.Pod) bool {
-	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || terminal(pod) {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || terminal(pod) || len(pod.Spec.SchedulingGates) > 0 {
 		return false
 	}
 	return pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == DefaultSchedulerName
@@ -285,6 +287,9 @@ func (s *Scheduler) deletePod(obj any) {
 	if pod == nil {
 		return
 	}
+	s.mu.Lock()
+	delete(s.last, pod.Namespace+"/"+pod.Name)
+	s.mu.Unlock()
 	if pod.Spec.NodeName != "" {
 		if s.cache.RemovePod(pod) {
 			s.queue.MoveAllToActiveOrBackoff()

@@ -284,3 +284,24 @@ func TestPreemptionEvictsLowerPriorityPod(t *testing.T) {
 		t.Errorf("first attempt %+v", r)
 	}
 }
+
+func TestSchedulingGatesHoldPodUntilRemoved(t *testing.T) {
+	e := start(t, makeNode("node-1", "2", "4Gi"))
+	gated := makePod("gated", "100m", "")
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	createPod(t, e.client, gated)
+	time.Sleep(200 * time.Millisecond)
+	if p := e.pod(t, "gated"); p.Spec.NodeName != "" || len(e.events.find("gated", stages.Schedule, stages.Started)) != 0 {
+		t.Fatalf("gated pod was scheduled: %q", p.Spec.NodeName)
+	}
+	p := e.pod(t, "gated")
+	p.Spec.SchedulingGates = nil
+	if _, err := e.client.CoreV1().Pods("default").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "bound after the gate is removed", func() bool { return e.pod(t, "gated").Spec.NodeName == "node-1" })
+	if err := e.client.CoreV1().Pods("default").Delete(context.Background(), "gated", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "verdicts forgotten", func() bool { _, ok := e.sched.LastAttempt("default", "gated"); return !ok })
+}
