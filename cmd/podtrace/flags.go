@@ -12,6 +12,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime/containerd"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -24,6 +25,8 @@ type clusterFlags struct {
 	speed         float64
 	seed          int64
 	faults        faultList
+	runtime       string
+	containerd    string
 }
 
 type faultList []stages.Fault
@@ -46,6 +49,8 @@ func (c *clusterFlags) register(fs *flag.FlagSet, defaultNodes int) {
 	fs.Float64Var(&c.speed, "speed", 1, "engine clock speed (2 = twice real time)")
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault `STAGE:KIND[:ARG][@SCOPE]` (repeatable)")
+	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
+	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
 }
 
 // newFlagSet returns a flag set whose errors come back rather than exit.
@@ -106,8 +111,18 @@ func (c *clusterFlags) start(ctx context.Context) (*engine.Engine, func(), error
 	if c.etcdEndpoints != "" {
 		endpoints = strings.Split(c.etcdEndpoints, ",")
 	}
-	e, err := engine.Start(ctx, engine.Config{DataDir: dir, EtcdEndpoints: endpoints, Nodes: specs, Speed: c.speed, Seed: c.seed})
+	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, Nodes: specs, Speed: c.speed, Seed: c.seed}
+	closeHost, err := c.realRuntime(ctx, dir, specs, &cfg)
 	if err != nil {
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, nil, err
+	}
+	e, err := engine.Start(ctx, cfg)
+	if err != nil {
+		closeHost()
 		closeLog()
 		if tmp != "" {
 			os.RemoveAll(tmp)
@@ -119,10 +134,39 @@ func (c *clusterFlags) start(ctx context.Context) (*engine.Engine, func(), error
 	}
 	cleanup := func() {
 		e.Close()
+		closeHost()
 		closeLog()
 		if tmp != "" {
 			os.RemoveAll(tmp)
 		}
 	}
 	return e, cleanup, nil
+}
+
+// realRuntime starts containerd, the loopback registry and the images for
+// --runtime containerd and sets cfg's hooks; the returned func removes
+// every container and stops them.
+func (c *clusterFlags) realRuntime(ctx context.Context, dir string, specs []nodes.Spec, cfg *engine.Config) (func(), error) {
+	switch c.runtime {
+	case "", "sim":
+		if c.containerd != "" {
+			return nil, fmt.Errorf("--containerd-address needs --runtime containerd")
+		}
+		return func() {}, nil
+	case "containerd":
+	default:
+		return nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
+	}
+	h, err := containerd.StartHost(ctx, containerd.HostConfig{Dir: filepath.Join(dir, "containerd"), Address: c.containerd})
+	if err != nil {
+		return nil, err
+	}
+	closeHost := func() { _ = h.Close(context.WithoutCancel(ctx)) }
+	hooks, err := h.Prepare(specs)
+	if err != nil {
+		closeHost()
+		return nil, err
+	}
+	cfg.NewRuntime, cfg.NewNetwork, cfg.RuntimeName = hooks.NewRuntime, hooks.NewNetwork, hooks.RuntimeName
+	return closeHost, nil
 }
