@@ -1,0 +1,164 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/clock"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime/sim"
+	"github.com/podtrace/podtrace/engine/logs"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkDeploymentReady runs a 10,000-replica Deployment on 500 nodes with
+// a zero-latency runtime until every pod is Ready, and compares its pods/s
+// with raw etcd Put throughput (64 writers, same fsync setting, same run)
+// divided by the etcd writes each pod cost. It also reports peak RSS.
+// BENCH_PODS and BENCH_NODES shrink it. Run with -benchtime=1x.
+func BenchmarkDeploymentReady(b *testing.B) {
+	logs.To(io.Discard)
+	pods, nodeCount := envInt("BENCH_PODS", 10000), envInt("BENCH_NODES", 500)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := engine.Start(ctx, engine.Config{DataDir: b.TempDir(), Nodes: nodes.Defaults(nodeCount), Speed: 1, Seed: 1,
+		UnsafeNoFsync: os.Getenv("BENCH_NOFSYNC") != "",
+		NewRuntime: func(node string, clk *clock.Clock, seed int64) runtime.Runtime {
+			return sim.New(sim.Config{Clock: clk, Latency: &sim.ZeroLatency, Seed: seed, Node: node})
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	admin := e.AdminClient()
+	waitNodes(b, e, nodeCount)
+	for i := 0; i < b.N; i++ {
+		name := fmt.Sprintf("bench-%d", i)
+		before := etcdRev(b, e)
+		start := time.Now()
+		if _, err := admin.AppsV1().Deployments("default").Create(ctx, deployment(name, int32(pods)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		for ready := 0; ready < pods; {
+			time.Sleep(200 * time.Millisecond)
+			list, err := admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name, ResourceVersion: "0"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ready = 0
+			for _, p := range list.Items {
+				if isReady(&p) {
+					ready++
+				}
+			}
+			if time.Since(start) > 20*time.Minute {
+				b.Fatalf("only %d of %d pods Ready after 20 minutes", ready, pods)
+			}
+		}
+		elapsed := time.Since(start)
+		writes := float64(etcdRev(b, e)-before) / float64(pods)
+		putsPerSec := rawPuts(b, e, 20000)
+		podsPerSec := float64(pods) / elapsed.Seconds()
+		b.ReportMetric(elapsed.Seconds(), "s-to-ready")
+		b.ReportMetric(podsPerSec, "pods/s")
+		b.ReportMetric(writes, "etcd-writes/pod")
+		b.ReportMetric(putsPerSec, "etcd-puts/s")
+		b.ReportMetric(podsPerSec/(putsPerSec/writes), "ratio")
+		b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+	}
+}
+
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func waitNodes(b *testing.B, e *engine.Engine, n int) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		list, err := e.AdminClient().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+		ready := 0
+		if err == nil {
+			for _, node := range list.Items {
+				for _, c := range node.Status.Conditions {
+					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+		}
+		if ready == n {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.Fatalf("nodes not Ready")
+}
+
+func etcdRev(b *testing.B, e *engine.Engine) int64 {
+	resp, err := e.Etcd.Client.Get(context.Background(), "/bench/rev")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp.Header.Revision
+}
+
+// rawPuts measures etcd Put throughput with 64 writers of pod-sized values.
+func rawPuts(b *testing.B, e *engine.Engine, n int) float64 {
+	value := strings.Repeat("x", 1500)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 64; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := next.Add(1); j <= int64(n); j = next.Add(1) {
+				if _, err := e.Etcd.Client.Put(context.Background(), fmt.Sprintf("/bench/raw/%d", j), value); err != nil {
+					panic(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// peakRSSMiB reads the process's peak resident set size (VmHWM).
+func peakRSSMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
