@@ -131,10 +131,17 @@ func (w *podWorker) pull(ctx context.Context, pod *v1.Pod, c *ctr) (time.Time, b
 	k.pullMu.Lock()
 	pullStart := k.clock.Now()
 	var img runtime.Image
-	if fault != nil {
+	switch {
+	case fault != nil:
 		err = pullFault(*fault, ref)
-	} else {
-		img, err = k.rt.PullImage(ctx, ref.String(), w.s.auth)
+	default:
+		// Another pod may have pulled it while this one waited: the
+		// content is local, so the pull only resolves the manifest.
+		if have, _ := k.rt.ImageStatus(ctx, ref.String()); have != nil && present == nil {
+			img = *have
+		} else {
+			img, err = k.rt.PullImage(ctx, ref.String(), w.s.auth)
+		}
 	}
 	k.pullMu.Unlock()
 	if ctx.Err() != nil {
