@@ -1,0 +1,275 @@
+// Package kubectle2e drives podtrace's embedded cluster with the real
+// kubectl binaries — the newest and the oldest installed — and asserts on
+// what they print, as a user at a terminal would read it.
+package kubectle2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// versions are the kubectl releases every case runs with: the newest and the
+// oldest installed on the CI machine.
+var versions = []string{"1.33", "1.27"}
+
+// kubectlDirs are where the versioned binaries (kubectl.1.33, ...) live.
+var kubectlDirs = []string{"/usr/lib/google-cloud-sdk/bin", "/usr/local/bin", "/usr/bin"}
+
+func kubectlBinary(t *testing.T, version string) string {
+	t.Helper()
+	name := "kubectl." + version
+	for _, dir := range kubectlDirs {
+		if p := filepath.Join(dir, name); isExecutable(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	t.Skipf("%s is not installed (looked in %v and PATH)", name, kubectlDirs)
+	return ""
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// cluster is a running podtrace engine with its stage events recorded.
+type cluster struct {
+	e *engine.Engine
+
+	mu     sync.Mutex
+	events []stages.Event
+}
+
+// startCluster starts the whole engine (etcd, API server, controllers,
+// scheduler, 3 kubelets) on the real clock, as `podtrace serve` does.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	c := &cluster{e: e}
+	sub := e.Hub.Subscribe()
+	go func() {
+		for ev := range sub.C() {
+			c.mu.Lock()
+			c.events = append(c.events, ev)
+			c.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); e.Close() })
+	return c
+}
+
+// stageEvents returns the recorded stage events that match.
+func (c *cluster) stageEvents(match func(stages.Event) bool) []stages.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []stages.Event
+	for _, ev := range c.events {
+		if match(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// kubectl runs one kubectl release against the cluster, with its own HOME
+// so discovery and OpenAPI caches start empty.
+type kubectl struct {
+	t       *testing.T
+	bin     string
+	version string
+	env     []string
+	dir     string
+}
+
+func (c *cluster) kubectl(t *testing.T, version string) *kubectl {
+	home := t.TempDir()
+	return &kubectl{t: t, bin: kubectlBinary(t, version), version: version, dir: home,
+		env: append(os.Environ(), "KUBECONFIG="+c.e.Kubeconfig, "HOME="+home)}
+}
+
+// run runs kubectl with args and returns stdout, stderr and the error.
+func (k *kubectl) run(args ...string) (string, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, k.bin, args...)
+	cmd.Env, cmd.Dir = k.env, k.dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// ok runs kubectl and fails the test unless it succeeds; it returns stdout.
+func (k *kubectl) ok(args ...string) string {
+	k.t.Helper()
+	out, errOut, err := k.run(args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+// fails runs kubectl, fails the test if it succeeds, and returns stderr.
+func (k *kubectl) fails(args ...string) string {
+	k.t.Helper()
+	out, errOut, err := k.run(args...)
+	if err == nil {
+		k.t.Fatalf("kubectl %s succeeded, want an error\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, errOut)
+	}
+	return errOut
+}
+
+// start runs a long-lived kubectl (get -w, logs -f) whose output is read
+// while it runs; stop ends it.
+func (k *kubectl) start(args ...string) *stream {
+	k.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, k.bin, args...)
+	cmd.Env, cmd.Dir = k.env, k.dir
+	s := &stream{cancel: cancel, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &s.out, &s.errOut
+	if err := cmd.Start(); err != nil {
+		cancel()
+		k.t.Fatalf("start kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	go func() { cmd.Wait(); close(s.done) }()
+	k.t.Cleanup(s.stop)
+	return s
+}
+
+// stream is a running kubectl's output.
+type stream struct {
+	out, errOut syncBuffer
+	cancel      context.CancelFunc
+	done        chan struct{}
+}
+
+func (s *stream) stop() { s.cancel(); <-s.done }
+
+// exited reports whether the command has ended by itself.
+func (s *stream) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitOutput waits until stdout satisfies cond.
+func (s *stream) waitOutput(t *testing.T, what string, timeout time.Duration, cond func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out := s.out.String()
+		if cond(out) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s; stdout:\n%s\nstderr:\n%s", timeout, what, out, s.errOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s; last seen:\n%s", timeout, what, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// fields splits each line of a table into its columns (runs of 2+ spaces
+// separate columns in kubectl's tables; single spaces stay inside a cell).
+func tableRows(out string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var cells []string
+		for _, c := range splitColumns(line) {
+			cells = append(cells, c)
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+func splitColumns(line string) []string {
+	var cells []string
+	for _, part := range strings.Split(line, "  ") {
+		if p := strings.TrimSpace(part); p != "" {
+			cells = append(cells, p)
+		}
+	}
+	return cells
+}
+
+// rowFor returns the row whose first cell is name (or whose cell at col is).
+func rowFor(rows [][]string, col int, name string) []string {
+	for _, r := range rows {
+		if len(r) > col && r[col] == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// writeFile writes a manifest into the kubectl's working directory.
+func (k *kubectl) writeFile(name, content string) string {
+	k.t.Helper()
+	p := filepath.Join(k.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		k.t.Fatal(err)
+	}
+	return name
+}
