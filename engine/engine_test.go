@@ -10,9 +10,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/stages"
@@ -166,6 +168,59 @@ func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	for _, want := range []string{"ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulling", "Pulled", "Created", "Started"} {
 		if !reasons[want] {
 			t.Errorf("no %s event in the API (have %v)", want, reasons)
+		}
+	}
+}
+
+func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	specs := nodes.Defaults(3)
+	specs[0].Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: specs, Speed: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	mk := func(name string, edit func(*corev1.PodSpec)) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+		edit(&p.Spec)
+		if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("too-big", func(s *corev1.PodSpec) {
+		s.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}
+	})
+	mk("selector", func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{"disktype": "ssd"} })
+	mk("gpu-only", func(s *corev1.PodSpec) { s.NodeName = ""; s.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-1"} })
+	// The words of kube-scheduler 1.36.3: TaintToleration and an over-allocatable
+	// request are UnschedulableAndUnresolvable, so preemption cannot help.
+	want := map[string]string{
+		"too-big":  "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		"selector": "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+		"gpu-only": "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+	}
+	for name, msg := range want {
+		enginetest.WaitFor(t, 20*time.Second, name+" FailedScheduling", func() bool {
+			evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=FailedScheduling"})
+			return err == nil && len(evs.Items) > 0
+		})
+		evs, _ := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=FailedScheduling"})
+		if got := evs.Items[0].Message; got != msg {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, msg)
+		}
+		p, _ := e.AdminClient().CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		var cond corev1.PodCondition
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled {
+				cond = c
+			}
+		}
+		if p.Status.Phase != corev1.PodPending || cond.Status != corev1.ConditionFalse || cond.Reason != "Unschedulable" || cond.Message != msg {
+			t.Errorf("%s: phase %s, PodScheduled %+v", name, p.Status.Phase, cond)
 		}
 	}
 }
