@@ -71,7 +71,10 @@ func prepareUpdate(obj, old runtime.Object, subresource string) {
 	case *corev1.Namespace:
 		o.Status = old.(*corev1.Namespace).Status
 	case *corev1.ResourceQuota:
-		o.Status = old.(*corev1.ResourceQuota).Status
+		// status.hard follows spec.hard at once: the quota controller's
+		// resync, which podtrace does not run separately.
+		o.Status = *old.(*corev1.ResourceQuota).Status.DeepCopy()
+		o.Status.Hard = o.Spec.Hard.DeepCopy()
 	}
 	if specChanged {
 		m.SetGeneration(om.GetGeneration() + 1)
