@@ -61,6 +61,9 @@ func StartHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	if cfg.BuildCache == "" {
 		cfg.BuildCache = filepath.Join(cfg.Dir, "build")
 	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("containerd host: %w", err)
+	}
 	if err := os.MkdirAll(cfg.BuildCache, 0o755); err != nil {
 		return nil, fmt.Errorf("containerd host: %w", err)
 	}
@@ -124,6 +127,30 @@ func (h *Host) Node(node, podCIDR string) (*Runtime, *cni.Plugin, error) {
 	h.runtimes, h.networks = append(h.runtimes, rt), append(h.networks, pl)
 	h.mu.Unlock()
 	return rt, pl, nil
+}
+
+// Runtime returns the runtime Node made for node, or nil.
+func (h *Host) Runtime(node string) *Runtime {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, rt := range h.runtimes {
+		if rt.cfg.Namespace == "podtrace-"+node {
+			return rt
+		}
+	}
+	return nil
+}
+
+// Network returns the CNI plugin Node made for node, or nil.
+func (h *Host) Network(node string) *cni.Plugin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, rt := range h.runtimes {
+		if rt.cfg.Namespace == "podtrace-"+node {
+			return h.networks[i]
+		}
+	}
+	return nil
 }
 
 // Close removes every node's sandboxes and containers, the node network

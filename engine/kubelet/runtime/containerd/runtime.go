@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
@@ -185,6 +186,13 @@ func (r *Runtime) SandboxIDs() []string {
 	return ids
 }
 
+// NetNSCount returns how many pod network namespaces of the node are
+// pinned in its directory.
+func (r *Runtime) NetNSCount() (int, error) {
+	ents, err := os.ReadDir(filepath.Join(r.cfg.Dir, "netns"))
+	return len(ents), err
+}
+
 // Cleanup stops and removes every sandbox and container of the node.
 func (r *Runtime) Cleanup(ctx context.Context) error {
 	var errs []error
@@ -192,6 +200,12 @@ func (r *Runtime) Cleanup(ctx context.Context) error {
 		if err := r.RemovePodSandbox(ctx, id); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// The namespace's cgroup parents (/sys/fs/cgroup/*/<namespace>) are
+	// left by runc; remove them when empty.
+	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", r.cfg.Namespace))
+	for _, d := range dirs {
+		_ = syscall.Rmdir(d)
 	}
 	return errors.Join(errs...)
 }
