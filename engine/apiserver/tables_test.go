@@ -200,7 +200,7 @@ func TestPrinters(t *testing.T) {
 				Used: corev1.ResourceList{"pods": resource.MustParse("3"), "requests.cpu": resource.MustParse("500m")}}},
 			[]string{"Name", "Request", "Limit", "Age"}, []interface{}{"q", "pods: 3/10, requests.cpu: 500m/2", "limits.memory: 0/1Gi", "60s"}},
 		{"RoleBinding", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "b", CreationTimestamp: ago(time.Minute)},
-			RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "view"},
+			RoleRef:  rbacv1.RoleRef{Kind: "ClusterRole", Name: "view"},
 			Subjects: []rbacv1.Subject{{Kind: "User", Name: "viewer"}, {Kind: "Group", Name: "g"}, {Kind: "ServiceAccount", Namespace: "ns", Name: "sa"}, {Kind: "User", Name: "u2"}}},
 			[]string{"Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"}, []interface{}{"b", "ClusterRole/view", "60s", "viewer, u2", "g", "ns/sa"}},
 		{"Lease", &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "node-1", CreationTimestamp: ago(time.Minute)}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}},
