@@ -3,6 +3,8 @@ package kubelet_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,9 +21,16 @@ import (
 // BenchmarkPodsToReady binds pods straight to nodes (no scheduler) with
 // zero runtime latency and measures how fast the kubelets take them to
 // Ready and how many pods/status writes each pod costs.
-// Run: go test -run x -bench PodsToReady -benchtime 1x ./engine/kubelet/ (NODES, PODS via flags below).
+// Run: go test -run x -bench PodsToReady -benchtime 1x ./engine/kubelet/; set
+// PODTRACE_BENCH_NODES and PODTRACE_BENCH_PODS for another size.
 func BenchmarkPodsToReady(b *testing.B) {
-	for _, size := range []struct{ nodes, pods int }{{10, 200}, {50, 1000}} {
+	sizes := []struct{ nodes, pods int }{{10, 200}, {50, 1000}}
+	if n, p := os.Getenv("PODTRACE_BENCH_NODES"), os.Getenv("PODTRACE_BENCH_PODS"); n != "" && p != "" {
+		nn, _ := strconv.Atoi(n)
+		pp, _ := strconv.Atoi(p)
+		sizes = []struct{ nodes, pods int }{{nn, pp}}
+	}
+	for _, size := range sizes {
 		b.Run(fmt.Sprintf("nodes=%d/pods=%d", size.nodes, size.pods), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				runPodsToReady(b, size.nodes, size.pods)
