@@ -16,6 +16,9 @@ import (
 // KubeletVersion is the version the node reports.
 const KubeletVersion = "v1.36.3"
 
+// networkNotReadyMessage is why a node made NotReady is not ready.
+const networkNotReadyMessage = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+
 // NodeLeaseNamespace holds the nodes' Leases.
 const NodeLeaseNamespace = "kube-node-lease"
 
@@ -47,7 +50,7 @@ func (k *Kubelet) nodeStatus(old *v1.Node) v1.NodeStatus {
 	ready := v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
 	if k.notReady.Load() {
 		ready = v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionFalse, Reason: "KubeletNotReady",
-			Message: "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"}
+			Message: networkNotReadyMessage}
 	}
 	conds := []v1.NodeCondition{
 		{Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},

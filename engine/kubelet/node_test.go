@@ -8,6 +8,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/stages"
 )
 
 func TestContainerLogsAndPrevious(t *testing.T) {
@@ -91,6 +93,24 @@ func TestNodeRegistrationAndNotReady(t *testing.T) {
 	if c := ready(); c.Reason != "KubeletNotReady" {
 		t.Fatalf("not-ready condition %+v", c)
 	}
+	// A pod arriving now waits for the network, then starts once the node is Ready.
+	env.create(t, newPod("late", v1.Container{Name: "c", Image: "nginx:1.27"}))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		n := 0
+		for _, e := range env.events.forPod("late") {
+			if e.Stage == stages.Sandbox && e.Reason == "NetworkNotReady" {
+				n++
+			}
+		}
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no NetworkNotReady retries")
+		}
+	}
+	env.k.SetNotReady(false)
+	env.waitFor(t, "late", "Ready after the node recovered", isReady)
 	// The lease is renewed every 10 s of engine time (0.1 s here).
 	deadline = time.Now().Add(5 * time.Second)
 	for {

@@ -205,6 +205,15 @@ func (w *podWorker) syncSandbox(ctx context.Context, pod *v1.Pod) bool {
 	if err != nil {
 		return false
 	}
+	if w.k.notReady.Load() {
+		// The node's runtime network is down (SetNotReady): no sandbox can
+		// get a network, and the kubelet retries after a second.
+		msg := "network is not ready: " + networkNotReadyMessage
+		w.podEvent(pod, v1.EventTypeWarning, "NetworkNotReady", "%s", msg)
+		s.sandboxNext = w.k.clock.Now().Add(time.Second)
+		span.Retry("NetworkNotReady", msg, s.sandboxNext)
+		return false
+	}
 	if fault != nil {
 		return retry(span, sandboxFault(*fault))
 	}
