@@ -224,3 +224,46 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
+	e, rec := start(t, 3)
+	ctx := context.Background()
+	d := deployment("gone", 3)
+	grace := int64(1)
+	d.Spec.Template.Spec.TerminationGracePeriodSeconds = &grace
+	if _, err := e.AdminClient().AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitReady(t, e, "app=gone", 3, rec)
+	if err := e.AdminClient().AppsV1().Deployments("default").Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			ps, _ := e.AdminClient().CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+			for _, p := range ps.Items {
+				t.Logf("left: pod %s deletionTimestamp=%v phase=%s owner=%v", p.Name, p.DeletionTimestamp, p.Status.Phase, p.OwnerReferences)
+			}
+			rs, _ := e.AdminClient().AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{})
+			for _, r := range rs.Items {
+				t.Logf("left: rs %s deletionTimestamp=%v finalizers=%v owner=%v", r.Name, r.DeletionTimestamp, r.Finalizers, r.OwnerReferences)
+			}
+		}
+	}()
+	enginetest.WaitFor(t, 30*time.Second, "pods and replica sets gone", func() bool {
+		ps, err1 := e.AdminClient().CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=gone"})
+		rs, err2 := e.AdminClient().AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{LabelSelector: "app=gone"})
+		return err1 == nil && err2 == nil && len(ps.Items) == 0 && len(rs.Items) == 0
+	})
+	for _, p := range pods {
+		var got []stages.ID
+		for _, ev := range rec.all() {
+			if ev.Pod == p.Name && ev.Status == stages.Succeeded && (ev.Stage == stages.Terminate || ev.Stage == stages.Cleanup || ev.Stage == stages.Delete) {
+				got = append(got, ev.Stage)
+			}
+		}
+		if len(got) < 3 || got[0] != stages.Terminate || got[len(got)-2] != stages.Cleanup || got[len(got)-1] != stages.Delete {
+			t.Errorf("pod %s teardown stages = %v, want terminate, cleanup, delete", p.Name, got)
+		}
+	}
+}
