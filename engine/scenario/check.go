@@ -134,7 +134,8 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 			return rep, nil
 		}
 		if time.Now().After(deadline) {
-			return rep, fmt.Errorf("scenario %s: the fix did not reach the goal (%s) within %s: %s", s.Name, s.Goal.Description, opts.Timeout, detail)
+			return rep, fmt.Errorf("scenario %s: the fix did not reach the goal (%s) within %s: %s%s", s.Name, s.Goal.Description, opts.Timeout, detail,
+				lastProblem(rec.all()))
 		}
 		if i%10 == 9 { // every half second: jump to the next pending retry
 			if _, _, ok := e.Clock.FastForwardWait(); !ok {
@@ -145,6 +146,16 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 			return rep, err
 		}
 	}
+}
+
+// lastProblem describes the latest failed or retrying stage event.
+func lastProblem(evs []stages.Event) string {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if ev := evs[i]; ev.Status == stages.Failed || ev.Status == stages.Retrying {
+			return fmt.Sprintf("; last problem: %s %s %s %s: %s", ev.Kind, ev.Key(), ev.Stage, ev.Reason, ev.Message)
+		}
+	}
+	return ""
 }
 
 func unseen(s *Scenario, rep *Report) string {
