@@ -35,6 +35,9 @@ type cluster struct {
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
+		if os.Getenv("PODTRACE_REAL_CONTAINERS") == "1" {
+			t.Fatal("PODTRACE_REAL_CONTAINERS=1 (.ci/run) but not root: these tests must run")
+		}
 		t.Skip("real containers need root; .ci/run runs these tests as root")
 	}
 }

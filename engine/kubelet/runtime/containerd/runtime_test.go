@@ -32,6 +32,9 @@ var (
 func sharedHost(t *testing.T) *Host {
 	t.Helper()
 	if os.Geteuid() != 0 {
+		if os.Getenv("PODTRACE_REAL_CONTAINERS") == "1" {
+			t.Fatal("PODTRACE_REAL_CONTAINERS=1 (.ci/run) but not root: these tests must run")
+		}
 		t.Skip("real containers need root")
 	}
 	hostOnce.Do(func() {
