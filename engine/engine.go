@@ -17,6 +17,7 @@ import (
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controllers/deployment"
 	"github.com/podtrace/podtrace/engine/controllers/garbagecollector"
+	"github.com/podtrace/podtrace/engine/controllers/namespace"
 	"github.com/podtrace/podtrace/engine/controllers/namespacedefaults"
 	"github.com/podtrace/podtrace/engine/controllers/replicaset"
 	"github.com/podtrace/podtrace/engine/controlplane"
@@ -80,7 +81,8 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	users := append(authn.ComponentUsers(names...),
 		authn.ServiceAccountUser("kube-system", "generic-garbage-collector"),
-		authn.ServiceAccountUser("kube-system", "namespace-defaults"))
+		authn.ServiceAccountUser("kube-system", "namespace-defaults"),
+		authn.ServiceAccountUser("kube-system", "namespace-controller"))
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
 		UnsafeNoFsync: cfg.UnsafeNoFsync, Clock: e.Clock, Tracer: e.Tracer, Users: users, PodLogs: e.podLogs})
 	if err != nil {
@@ -133,13 +135,21 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	nsCfg, err := e.ControlPlane.RestConfig(sa("namespace-controller"), "kube-controller-manager/v1.36.3 (podtrace)")
+	if err != nil {
+		return err
+	}
+	nsc, err := namespace.New(namespace.Config{RestConfig: nsCfg, Clock: e.Clock})
+	if err != nil {
+		return err
+	}
 	if c, err = e.client(authn.User{Name: authn.KubeScheduler}, "kube-scheduler"); err != nil {
 		return err
 	}
 	if e.Scheduler, err = scheduler.New(scheduler.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Seed: uint64(cfg.Seed)}); err != nil {
 		return err
 	}
-	all = append(all, rs, dc, gc, sac, e.Scheduler)
+	all = append(all, rs, dc, gc, sac, nsc, e.Scheduler)
 	for i, n := range cfg.Nodes {
 		if c, err = e.client(authn.NodeUser(n.Name), "kubelet"); err != nil {
 			return err

@@ -267,3 +267,32 @@ func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletingNamespaceEmptiesItFirst(t *testing.T) {
+	e, _ := start(t, 1)
+	ctx := context.Background()
+	admin := e.AdminClient()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := deployment("app", 1)
+	d.Namespace = "team"
+	enginetest.WaitFor(t, 10*time.Second, "default service account in team", func() bool {
+		_, err := admin.AppsV1().Deployments("team").Create(ctx, d, metav1.CreateOptions{})
+		return err == nil
+	})
+	if err := admin.CoreV1().Namespaces().Delete(ctx, "team", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := admin.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{})
+	if err == nil && ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("namespace phase %s right after delete, want Terminating", ns.Status.Phase)
+	}
+	enginetest.WaitFor(t, 60*time.Second, "namespace team gone", func() bool {
+		_, err := admin.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{})
+		return err != nil
+	})
+	if pods, _ := admin.CoreV1().Pods("team").List(ctx, metav1.ListOptions{}); len(pods.Items) != 0 {
+		t.Fatalf("pods left in a deleted namespace: %d", len(pods.Items))
+	}
+}

@@ -48,9 +48,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rt *reque
 	case sub == "log" && info.verb == "get":
 		s.podLog(w, r, ns, info.name, acc)
 	case sub == "status" || sub == "finalize" || sub == "":
-		if sub == "finalize" {
-			sub = "status"
-		}
 		switch info.verb {
 		case "get":
 			s.get(w, r, res, ns, info.name, acc)

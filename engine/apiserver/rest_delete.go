@@ -138,6 +138,19 @@ func (s *Server) deleteObject(ctx context.Context, rt *requestTrace, res *Resour
 		}
 		grace := gracePeriod(cur, opts)
 		finalizers := m.GetFinalizers()
+		if ns, ok := cur.(*corev1.Namespace); ok && len(ns.Spec.Finalizers) > 0 {
+			// The namespace controller empties it, then clears spec.finalizers.
+			if ns.DeletionTimestamp != nil {
+				return nil, nil
+			}
+			now := metav1.NewTime(s.cfg.Clock.Now().Truncate(time.Second))
+			ns.DeletionTimestamp = &now
+			ns.Status.Phase = corev1.NamespaceTerminating
+			if dryRun {
+				return nil, errDryRun{cur}
+			}
+			return ns, nil
+		}
 		if opts.PropagationPolicy != nil && res.Kind != "Pod" {
 			switch *opts.PropagationPolicy {
 			case metav1.DeletePropagationForeground:

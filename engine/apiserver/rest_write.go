@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -222,6 +223,9 @@ func (e errDryRun) Error() string { return "dry run" }
 func (s *Server) finalizeIfDone(ctx context.Context, res *Resource, obj runtime.Object) (runtime.Object, bool) {
 	m, _ := meta.Accessor(obj)
 	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
+		return nil, false
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok && len(ns.Spec.Finalizers) > 0 {
 		return nil, false
 	}
 	if g := m.GetDeletionGracePeriodSeconds(); g != nil && *g > 0 {

@@ -56,6 +56,13 @@ func prepareUpdate(obj, old runtime.Object, subresource string) {
 		keepAllButStatus(obj, old)
 		return
 	}
+	if subresource == "finalize" { // namespaces/finalize changes spec.finalizers only
+		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+		finalizers := ns.Spec.Finalizers
+		*ns = *oldNS.DeepCopy()
+		ns.Spec.Finalizers = finalizers
+		return
+	}
 	specChanged := false
 	switch o := obj.(type) {
 	case *corev1.Pod:
