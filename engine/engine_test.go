@@ -195,7 +195,10 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 		s.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}
 	})
 	mk("selector", func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{"disktype": "ssd"} })
-	mk("gpu-only", func(s *corev1.PodSpec) { s.NodeName = ""; s.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-1"} })
+	mk("gpu-only", func(s *corev1.PodSpec) {
+		s.NodeName = ""
+		s.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-1"}
+	})
 	// The words of kube-scheduler 1.36.3: TaintToleration and an over-allocatable
 	// request are UnschedulableAndUnresolvable, so preemption cannot help.
 	want := map[string]string{
