@@ -124,3 +124,27 @@ func TestBrokenConfigFailsAtSetUp(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+func TestSetUpFaultIsARealFailedAdd(t *testing.T) {
+	needRoot(t)
+	p, pods := newPlugin(t, nil)
+	for _, tc := range []struct{ variant, want string }{
+		{"ipam-exhausted", "no IP addresses available in range set: 10.244.7.1-10.244.7.1"},
+		{"plugin-error", `failed to find plugin "podtrace-missing-ipam"`},
+	} {
+		t.Run(tc.variant, func(t *testing.T) {
+			ns, err := netns.Create(filepath.Join(pods, tc.variant))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer netns.Remove(ns)
+			err = p.SetUpFault(context.Background(), network.Pod{Namespace: "default", Name: "p", SandboxID: tc.variant}, tc.variant)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("SetUpFault(%s) = %v, want %q", tc.variant, err, tc.want)
+			}
+			if a, _ := p.Allocations(); len(a) != 0 {
+				t.Fatalf("allocations after a failed ADD: %v", a)
+			}
+		})
+	}
+}
