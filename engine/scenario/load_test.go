@@ -1,0 +1,101 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+const valid = `title: t
+story: s
+nodes: 2
+faults:
+  - pull:fail:not-found@pod/default/web
+manifests: |
+  apiVersion: v1
+  kind: Pod
+  metadata: {name: web}
+  spec:
+    containers: [{name: web, image: nginx:1.27}]
+goal:
+  pod: web
+expect:
+  - stage: pull
+    reason: ErrImagePull
+hints: [look]
+fix:
+  removeFaults: true
+`
+
+func TestParseValid(t *testing.T) {
+	s, err := Parse([]byte(valid), "mine.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "mine" || len(s.Nodes) != 2 || s.Goal.Namespace != "default" || s.Goal.Description != "pod default/web is Running and Ready" {
+		t.Fatalf("parsed %+v", s)
+	}
+	if len(s.Faults) != 1 || s.Faults[0].Variant != "not-found" || s.Faults[0].Scope.Pod != "default/web" {
+		t.Fatalf("faults %+v", s.Faults)
+	}
+	if len(s.Expect) != 1 || s.Expect[0].Stage != stages.Pull {
+		t.Fatalf("expect %+v", s.Expect)
+	}
+}
+
+// TestParseErrorsNameLineAndField breaks one field of a valid file at a time.
+func TestParseErrorsNameLineAndField(t *testing.T) {
+	tests := []struct {
+		name, old, new, want string
+	}{
+		{"unknown field", "hints: [look]", "hints: [look]\ncolour: red", "mine.yaml: line 18: field colour not found"},
+		{"bad fault", "pull:fail:not-found@pod", "pull:explode@pod", `mine.yaml:5: field faults[0]: fault "pull:explode@pod/default/web": unknown kind "explode"`},
+		{"unknown variant", "pull:fail:not-found", "pull:fail:nope", `mine.yaml:5: field faults[0]: stage pull has no variant "nope"`},
+		{"bad stage", "  - stage: pull", "  - stage: pul", `mine.yaml:14: field expect[0].stage: unknown stage "pul"`},
+		{"two goals", "  pod: web", "  pod: web\n  deployment: web", "mine.yaml:13: field goal: name exactly one of deployment and pod"},
+		{"no title", "title: t", "title: ''", "mine.yaml:1: field title: a scenario needs a title"},
+		{"bad manifest", "kind: Pod", "kind: Pode", `mine.yaml:6: field manifests: resource mapping not found`},
+		{"bad count", "nodes: 2", "nodes: many", `mine.yaml:3: field nodes: "many" is not a node count`},
+		{"bad node", "nodes: 2", "nodes:\n  - name: Node_1", `mine.yaml:4: field nodes[0].name: "Node_1" is not a valid node name`},
+		{"no fix", "  removeFaults: true", "  description: x", "mine.yaml:19: field fix: the fix must apply a manifest or remove the faults"},
+		{"wrong type", "hints: [look]", "hints: {a: b}", "mine.yaml: line 17: cannot unmarshal !!map into []string"},
+		{"bad duration", "    reason: ErrImagePull", "    reason: ErrImagePull\n    minDuration: soon", `mine.yaml:17: field expect[0].minDuration: "soon" is not a positive duration`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(valid, tt.old) {
+				t.Fatalf("%q not in the valid file", tt.old)
+			}
+			_, err := Parse([]byte(strings.Replace(valid, tt.old, tt.new, 1)), "mine.yaml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuiltinScenariosLoad(t *testing.T) {
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"cni-out-of-ips", "crash-loop", "etcd-slow", "image-typo", "insufficient-cpu", "missing-configmap",
+		"node-not-ready", "nodeselector-mismatch", "poststart-hook", "private-image", "quota-exceeded", "rbac-forbidden", "untolerated-taint"}
+	var got []string
+	for _, s := range all {
+		got = append(got, s.Name)
+		if len(s.Expect) == 0 || s.Explanation == "" || len(s.Hints) < 2 || s.Fix.Description == "" {
+			t.Errorf("%s: needs expectations, an explanation, graded hints and a described fix", s.Name)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("built-in scenarios %v, want %v", got, want)
+	}
+	if _, err := Lookup("image-typo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lookup("imagetypo"); err == nil || !strings.Contains(err.Error(), `no scenario "imagetypo" (built in: cni-out-of-ips,`) {
+		t.Fatalf("unknown name: %v", err)
+	}
+}
