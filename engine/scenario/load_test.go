@@ -52,7 +52,7 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{"unknown field", "hints: [look]", "hints: [look]\ncolour: red", "mine.yaml: line 18: field colour not found"},
 		{"bad fault", "pull:fail:not-found@pod", "pull:explode@pod", `mine.yaml:5: field faults[0]: fault "pull:explode@pod/default/web": unknown kind "explode"`},
 		{"unknown variant", "pull:fail:not-found", "pull:fail:nope", `mine.yaml:5: field faults[0]: stage pull has no variant "nope"`},
-		{"bad stage", "  - stage: pull", "  - stage: pul", `mine.yaml:14: field expect[0].stage: unknown stage "pul"`},
+		{"bad stage", "  - stage: pull", "  - stage: pul", `mine.yaml:15: field expect[0].stage: unknown stage "pul"`},
 		{"two goals", "  pod: web", "  pod: web\n  deployment: web", "mine.yaml:13: field goal: name exactly one of deployment and pod"},
 		{"no title", "title: t", "title: ''", "mine.yaml:1: field title: a scenario needs a title"},
 		{"bad manifest", "kind: Pod", "kind: Pode", `mine.yaml:6: field manifests: resource mapping not found`},
