@@ -208,8 +208,28 @@ func kindName(gvr schema.GroupVersionResource, singular string) string {
 // serverError words an API error as kubectl does:
 // `Error from server (Forbidden): error when creating "x.yaml": ...`.
 func serverError(verb, source string, err error) error {
+	if apierrors.IsInvalid(err) {
+		return invalidError(err)
+	}
 	if s, ok := err.(apierrors.APIStatus); ok {
 		return fmt.Errorf("Error from server (%s): error when %s %q: %s", s.Status().Reason, verb, source, err.Error())
 	}
 	return fmt.Errorf("error when %s %q: %w", verb, source, err)
+}
+
+// invalidError words a 422 as kubectl does — `The Pod "x" is invalid: ...` —
+// with several causes on one line.
+func invalidError(err error) error {
+	d := err.(apierrors.APIStatus).Status().Details
+	if d == nil || len(d.Causes) == 0 {
+		return err
+	}
+	causes := make([]string, len(d.Causes))
+	for i, c := range d.Causes {
+		causes[i] = c.Message
+		if c.Field != "" {
+			causes[i] = c.Field + ": " + c.Message
+		}
+	}
+	return fmt.Errorf("The %s %q is invalid: %s", d.Kind, d.Name, strings.Join(causes, ", "))
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// build compiles podtrace once per test binary.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "podtrace")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestRunHeadless(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	t.Run("deployment reaches Ready", func(t *testing.T) {
+		out, errOut, code := run(t, bin, "run", "-f", "../../examples/web.yaml", "--headless", "--speed", "20")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		lanes := map[string][]stages.ID{}
+		sc := bufio.NewScanner(strings.NewReader(out))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var e stages.Event
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Fatalf("not a JSON event line: %q: %v", sc.Text(), err)
+			}
+			if e.Kind == stages.KindPod && e.Status == stages.Succeeded && (e.Verb == "" || e.Verb == "create") {
+				l := lanes[e.Pod]
+				if len(l) == 0 || l[len(l)-1] != e.Stage {
+					lanes[e.Pod] = append(l, e.Stage)
+				}
+			}
+		}
+		if len(lanes) != 3 {
+			t.Fatalf("want 3 pod lanes, got %d", len(lanes))
+		}
+		for pod, l := range lanes {
+			if len(l) != len(stages.Lifecycle) || l[0] != stages.Authn || l[len(l)-1] != stages.Ready {
+				t.Errorf("pod %s stages %v", pod, l)
+			}
+		}
+	})
+
+	t.Run("unschedulable pod fails with the scheduler's words", func(t *testing.T) {
+		_, errOut, code := run(t, bin, "run", "-f", "workloads/too-big.yaml", "--headless", "--speed", "20", "--nodes", "2")
+		want := "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+		if code != exitPodFailed || !strings.Contains(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+	})
+
+	bad := []struct{ name, manifest, want string }{
+		{"malformed yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n", "error converting YAML to JSON: yaml: line 5"},
+		{"unknown kind", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", `no matches for kind "Widget" in version "example.com/v1"`},
+		{"missing containers", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: empty\nspec: {}\n", `The Pod "empty" is invalid: spec.containers: Required value`},
+		{"unknown field", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containerz: []\n", `strict decoding error: unknown field "spec.containerz"`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := run(t, bin, "run", "-f", write(strings.ReplaceAll(tt.name, " ", "-")+".yaml", tt.manifest), "--headless")
+			if code != 1 || !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q, want one line containing %q", code, errOut, tt.want)
+			}
+		})
+	}
+	t.Run("bad flag", func(t *testing.T) {
+		_, errOut, code := run(t, bin, "run", "--nodes", "zero", "-f", "x.yaml", "--headless")
+		if code != 1 || !strings.HasPrefix(errOut, "podtrace: ") {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+	})
+}
