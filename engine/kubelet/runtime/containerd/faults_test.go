@@ -14,7 +14,7 @@ import (
 
 func TestPullFaultIsARealFailedPull(t *testing.T) {
 	h := sharedHost(t)
-	rt, _, err := h.Node("fault-pull", "10.244.51.0/24")
+	rt, _, err := h.Node(uniqueNode("fault-pull"), "10.244.51.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestHookFaultAndHTTPProbeInThePod(t *testing.T) {
 	h := sharedHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rt, pl, err := h.Node("fault-hook", "10.244.52.0/24")
+	rt, pl, err := h.Node(uniqueNode("fault-hook"), "10.244.52.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}

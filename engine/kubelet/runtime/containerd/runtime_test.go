@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +53,14 @@ func sharedHost(t *testing.T) *Host {
 	return testHost
 }
 
+var nodeSeq atomic.Int32
+
+// uniqueNode returns a node name not used before in this process, so that
+// repeated runs (-count) get fresh containerd namespaces.
+func uniqueNode(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, nodeSeq.Add(1))
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if testHost != nil {
@@ -89,7 +98,7 @@ func TestPodLifecycleOnRealContainers(t *testing.T) {
 	h := sharedHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rt, pl, err := h.Node("rt-test", "10.244.50.0/24")
+	rt, pl, err := h.Node(uniqueNode("rt-test"), "10.244.50.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +185,12 @@ func TestPodLifecycleOnRealContainers(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	logs, _ = rt.ContainerLogs(ctx, sh)
-	if len(logs) != 2 || logs[0].Text != "started" || logs[1].Stream != "stderr" {
+	// stdout and stderr are separate pipes: their relative order is not kept.
+	got := map[string]bool{}
+	for _, l := range logs {
+		got[l.Stream+":"+l.Text] = true
+	}
+	if len(logs) != 2 || !got["stdout:started"] || !got["stderr:oops"] {
 		t.Fatalf("sh logs: %+v", logs)
 	}
 	// Stop with grace: the demo server exits on SIGTERM by itself.
