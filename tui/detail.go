@@ -236,11 +236,33 @@ func schedulingMatrix(m *Model, r *stages.SchedulingResult, w int) []string {
 	for _, n := range r.Nodes {
 		nodeW = max(nodeW, min(24, len(n.Node)))
 	}
-	colW := 8
-	filterW := max(20, min(60, w-2-nodeW-1-len(names)*(colW+1)-6-10))
-	header := "  " + fit("NODE", nodeW) + " " + fit("FILTER", filterW)
+	// The filter column is as wide as its longest verdict; score columns get
+	// the plugins' names, or short names when those do not fit.
+	verdictW := len("✓ fits")
+	for _, n := range r.Nodes {
+		if n.Plugin != "" {
+			verdictW = max(verdictW, 4+len(n.Plugin)+len(n.Reason))
+		}
+	}
+	filterW := max(12, min(verdictW, 60))
+	room := w - 2 - nodeW - 1 - filterW - 6 - 10 // TOTAL and "▶ chosen" after the scores
+	labels := make([]string, len(names))
+	widths := make([]int, len(names))
+	full := 0
 	for _, p := range names {
-		header += " " + fit(abbrevPlugin(p, colW), colW)
+		full += len(p) + 1
+	}
+	short := full > room
+	for i, p := range names {
+		labels[i] = p
+		if short {
+			labels[i] = shortPlugin(p)
+		}
+		widths[i] = max(5, len(labels[i]))
+	}
+	header := "  " + fit("NODE", nodeW) + " " + fit("FILTER", filterW)
+	for i := range names {
+		header += " " + fit(labels[i], widths[i])
 	}
 	header += " TOTAL"
 	out := []string{pt.S(pMuted, clip(header, w))}
@@ -251,8 +273,8 @@ func schedulingMatrix(m *Model, r *stages.SchedulingResult, w int) []string {
 		}
 		line := "  " + fit(n.Node, nodeW) + " " + verdict
 		if n.Plugin == "" {
-			for _, p := range names {
-				line += " " + fit(fmt.Sprint(n.Scores[p]), colW)
+			for i, p := range names {
+				line += " " + fit(fmt.Sprint(n.Scores[p]), widths[i])
 			}
 			line += " " + fmt.Sprint(n.Total)
 		}
@@ -261,10 +283,33 @@ func schedulingMatrix(m *Model, r *stages.SchedulingResult, w int) []string {
 		}
 		out = append(out, clip(line, w))
 	}
-	if len(names) > 0 {
+	if short {
+		legend := make([]string, len(names))
+		for i, p := range names {
+			legend[i] = labels[i] + " = " + p
+		}
+		for _, l := range strings.Split(ansi.Wordwrap("scores: "+strings.Join(legend, ", "), w-2, ""), "\n") {
+			out = append(out, pt.S(pMuted, "  "+clip(l, w-2)))
+		}
+	} else if len(names) > 0 {
 		out = append(out, pt.S(pMuted, clip("  score plugins: "+strings.Join(names, ", "), w)))
 	}
 	return out
+}
+
+// shortPlugins are column labels for the upstream score plugins.
+var shortPlugins = map[string]string{
+	"NodeResourcesBalancedAllocation": "Balanced", "NodeResourcesFit": "Fit", "TaintToleration": "Taint",
+	"NodeAffinity": "Affinity", "ImageLocality": "Image", "PodTopologySpread": "Spread",
+	"InterPodAffinity": "InterPod", "VolumeBinding": "Volume",
+}
+
+// shortPlugin is a plugin's column label when full names do not fit.
+func shortPlugin(p string) string {
+	if s, ok := shortPlugins[p]; ok {
+		return s
+	}
+	return abbrevPlugin(p, 8)
 }
 
 // abbrevPlugin shortens a plugin name to fit a column: NodeResourcesFit → NodeRes…

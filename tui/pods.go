@@ -170,7 +170,11 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	if lay.node > 0 {
 		left += fit(l.Node, lay.node) + " "
 	}
-	st := fit(l.Status, lay.status-1)
+	status := l.Status
+	if len(status) > lay.status-1 && l.Kind != stages.KindPod {
+		status = strings.TrimSuffix(status, " ready") // "75/200", as kubectl's READY column
+	}
+	st := fit(status, lay.status-1)
 	if sel >= 0 {
 		b.WriteString(pt.S(pSelected, left))
 	} else if l.Kind != stages.KindPod {

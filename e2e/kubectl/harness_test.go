@@ -39,6 +39,9 @@ func kubectlBinary(t *testing.T, version string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not installed (looked in %v and PATH)", name, kubectlDirs)
+	}
 	t.Skipf("%s is not installed (looked in %v and PATH)", name, kubectlDirs)
 	return ""
 }

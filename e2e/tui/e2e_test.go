@@ -29,26 +29,9 @@ func TestEndToEnd(t *testing.T) {
 
 	tm.keys("a")
 	s = tm.waitFor("the workload picker", 10*time.Second, has("Pick a workload", "3-replica web Deployment"))
-	// Walk the cursor down to the web workload, wherever the picker lists it.
-	cursor, web := -1, -1
-	for i, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, "│ ▶") && cursor < 0 {
-			cursor = i
-		}
-		if strings.Contains(l, "3-replica web Deployment") {
-			web = i
-		}
-	}
-	if cursor < 0 || web < cursor {
-		t.Fatalf("cannot find the picker cursor (%d) and the web workload (%d):\n%s", cursor, web, s)
-	}
-	for i := cursor; i < web; i++ {
-		tm.keys("j")
-	}
-	tm.waitFor("the cursor on web", 5*time.Second, func(s string) bool {
-		return strings.Contains(lineWith(s, "3-replica web Deployment"), "▶")
-	})
-	tm.keys("Enter")
+	tm.keys("Escape")
+	tm.waitFor("the picker closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Pick a workload") })
+	applyWorkload(t, tm, "web")
 
 	s = tm.waitFor("three pods Running", 90*time.Second, func(s string) bool {
 		return strings.Count(s, " Running ") >= 3 && strings.Contains(s, "pods 3 Running")

@@ -169,3 +169,42 @@ func selectedLane(screen string) string {
 	}
 	return ""
 }
+
+// applyWorkload opens the apply picker with a, walks its cursor to the named
+// built-in workload and applies it.
+func applyWorkload(tb testing.TB, tm *term, name string) {
+	tb.Helper()
+	tm.keys("a")
+	s := tm.waitFor("the workload picker", 10*time.Second, has("Pick a workload"))
+	cursor, want := -1, -1
+	for i, l := range strings.Split(s, "\n") {
+		_, inner, ok := strings.Cut(l, "│")
+		if !ok {
+			continue
+		}
+		inner = strings.TrimSpace(inner)
+		if strings.HasPrefix(inner, "▶") {
+			cursor = i
+			inner = strings.TrimSpace(strings.TrimPrefix(inner, "▶"))
+		}
+		if f := strings.Fields(inner); len(f) > 0 && f[0] == name {
+			want = i
+		}
+	}
+	if cursor < 0 || want < cursor {
+		tb.Fatalf("no workload %q below the picker's cursor:\n%s", name, s)
+	}
+	for i := cursor; i < want; i++ {
+		tm.keys("j")
+	}
+	tm.waitFor("the cursor on "+name, 5*time.Second, func(s string) bool {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "│ ▶ "+name+" ") {
+				return true
+			}
+		}
+		return false
+	})
+	tm.keys("Enter")
+	tm.waitFor("the workload applied", 30*time.Second, has("applied workload "+name))
+}

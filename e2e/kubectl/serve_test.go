@@ -1,0 +1,111 @@
+package kubectle2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	buildBin  string
+	buildErr  error
+)
+
+// podtraceBinary builds cmd/podtrace once per test run.
+func podtraceBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "podtrace-kubectl-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildBin = filepath.Join(dir, "podtrace")
+		out, err := exec.Command("go", "build", "-o", buildBin, "github.com/podtrace/podtrace/cmd/podtrace").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build podtrace: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildBin
+}
+
+// TestServeAndKubeconfig runs `podtrace serve` as a user would in a second
+// terminal: it prints the export line, `podtrace kubeconfig` prints the same
+// path, kubectl reaches the cluster through it with both contexts, and an
+// interrupt stops it cleanly without a log line on the terminal.
+func TestServeAndKubeconfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	kbin := kubectlBinary(t, versions[0])
+	bin := podtraceBinary(t)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--data-dir", data)
+	var out, errOut syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	export := regexp.MustCompile(`(?m)^export KUBECONFIG=(\S+)$`)
+	var kubeconfig string
+	eventually(t, "the export KUBECONFIG line", 90*time.Second, func() (bool, string) {
+		if m := export.FindStringSubmatch(out.String()); m != nil {
+			kubeconfig = m[1]
+			return true, ""
+		}
+		return false, out.String() + errOut.String()
+	})
+	if want := filepath.Join(data, "kubeconfig"); kubeconfig != want {
+		t.Errorf("serve exported %q, want %q", kubeconfig, want)
+	}
+	printed, err := exec.Command(bin, "kubeconfig", "--data-dir", data).Output()
+	if err != nil || strings.TrimSpace(string(printed)) != kubeconfig {
+		t.Errorf("podtrace kubeconfig = %q (%v), want %q", printed, err, kubeconfig)
+	}
+	k := &kubectl{t: t, bin: kbin, version: versions[0], dir: t.TempDir()}
+	k.env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+k.dir)
+	if got := strings.TrimSpace(k.ok("config", "get-contexts", "-o", "name")); got != "podtrace-admin\npodtrace-viewer" {
+		t.Errorf("contexts = %q", got)
+	}
+	eventually(t, "3 Ready nodes", 60*time.Second, func() (bool, string) {
+		out, _, _ := k.run("get", "nodes", "--no-headers")
+		return strings.Count(out, " Ready ") == 3, out
+	})
+	if got := strings.TrimSpace(k.ok("--context", "podtrace-viewer", "auth", "can-i", "get", "pods")); got != "yes" {
+		t.Errorf("viewer can-i get pods = %q", got)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("podtrace serve exited with %v after an interrupt; stderr:\n%s", err, errOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("podtrace serve did not stop within 20s of an interrupt")
+	}
+	if s := errOut.String(); s != "" {
+		t.Errorf("podtrace serve wrote to stderr:\n%s", s)
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 2 {
+		t.Errorf("podtrace serve printed more than its two lines:\n%s", out.String())
+	}
+}

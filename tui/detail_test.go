@@ -1,0 +1,57 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// The engine's scheduler scores with three plugins whose names start alike:
+// each column must stay tellable from the others at any width.
+func TestSchedulingMatrixLabelsScoreColumnsDistinctly(t *testing.T) {
+	m, _, _ := fixture(120, 40, "dark")
+	scores := func(b, f, tt int64) map[string]int64 {
+		return map[string]int64{"NodeResourcesBalancedAllocation": b, "NodeResourcesFit": f, "TaintToleration": tt}
+	}
+	r := &stages.SchedulingResult{Chosen: "node-2", Nodes: []stages.NodeVerdict{
+		{Node: "node-1", Scores: scores(96, 74, 300), Total: 470},
+		{Node: "node-2", Scores: scores(98, 74, 300), Total: 472},
+	}}
+	tests := []struct {
+		width     int
+		header    []string
+		legend    string
+		notHeader string
+	}{
+		{width: 140, header: []string{"NodeResourcesBalancedAllocation", "NodeResourcesFit", "TaintToleration", "TOTAL"},
+			legend: "score plugins: NodeResourcesBalancedAllocation, NodeResourcesFit, TaintToleration"},
+		{width: 76, header: []string{"Balanced", "Fit", "Taint", "TOTAL"},
+			legend: "scores: Balanced = NodeResourcesBalancedAllocation, Fit = NodeResourcesFit", notHeader: "…"},
+	}
+	for _, tt := range tests {
+		lines := strings.Split(ansi.Strip(strings.Join(schedulingMatrix(m, r, tt.width), "\n")), "\n")
+		for _, want := range tt.header {
+			if !strings.Contains(lines[0], want) {
+				t.Errorf("width %d: header %q lacks %q", tt.width, lines[0], want)
+			}
+		}
+		if tt.notHeader != "" && strings.Contains(lines[0], tt.notHeader) {
+			t.Errorf("width %d: header %q has truncated labels", tt.width, lines[0])
+		}
+		if flat := strings.Join(strings.Fields(strings.Join(lines, " ")), " "); !strings.Contains(flat, tt.legend) {
+			t.Errorf("width %d: no legend %q:\n%s", tt.width, tt.legend, strings.Join(lines, "\n"))
+		}
+		chosen := lines[2]
+		if !strings.Contains(chosen, "472") || !strings.Contains(chosen, "chosen") || !strings.Contains(chosen, "98") {
+			t.Errorf("width %d: node-2's row lacks its scores or the choice: %q", tt.width, chosen)
+		}
+		for _, l := range lines {
+			if ansi.StringWidth(l) > tt.width {
+				t.Errorf("width %d: line wider than the pane: %q", tt.width, l)
+			}
+		}
+	}
+}
