@@ -25,6 +25,7 @@ Usage:
   podtrace [-f FILE] [flags]        start the embedded cluster and open the UI
   podtrace run -f FILE --headless   apply FILE and print stage events as JSON lines
   podtrace serve [flags]            run the embedded cluster until interrupted
+  podtrace scenario list|NAME       workshop scenarios: a story, a broken cluster, a goal
   podtrace kubeconfig --data-dir D  print the kubeconfig path of a data dir
 
 Run 'podtrace COMMAND -h' for a command's flags.
@@ -56,6 +57,8 @@ func dispatch(ctx context.Context, args []string) error {
 			return runCmd(ctx, args[1:])
 		case "serve":
 			return serveCmd(ctx, args[1:])
+		case "scenario":
+			return scenarioCmd(ctx, args[1:])
 		case "kubeconfig":
 			return kubeconfigCmd(args[1:])
 		case "help", "-h", "--help":

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/tui"
+)
+
+// exitNotAsDocumented is the exit code of `scenario NAME --headless --check`
+// when the scenario did not behave as its file documents.
+const exitNotAsDocumented = 2
+
+const scenarioUsage = `Usage:
+  podtrace scenario list                       list the built-in scenarios
+  podtrace scenario NAME|FILE [flags]          the story, then the broken cluster in the UI
+  podtrace scenario NAME|FILE --headless       print stage events until the goal holds
+  podtrace scenario NAME|FILE --headless --check
+                                               check that the scenario behaves as documented
+                                               (exit 0), applying its fix itself
+`
+
+// scenarioCmd runs `podtrace scenario ...`.
+func scenarioCmd(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Print(scenarioUsage)
+		return nil
+	}
+	if args[0] == "list" {
+		return listScenarios(os.Stdout)
+	}
+	s, err := scenario.Lookup(args[0])
+	if err != nil {
+		return err
+	}
+	fs := newFlagSet("scenario")
+	var cf clusterFlags
+	cf.register(fs, 3)
+	headless := fs.Bool("headless", false, "no UI: print stage events as JSON lines on stdout")
+	check := fs.Bool("check", false, "with --headless: check the documented behaviour, apply the fix, exit 0 when the goal then holds")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long (headless)")
+	theme := fs.String("theme", "dark", "UI theme: dark, light, high-contrast, colorblind")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *check && !*headless {
+		return errors.New("--check needs --headless")
+	}
+	if *check && !flagSet(fs, "speed") {
+		cf.speed = 10 // a check has nobody watching: run the clock fast
+	}
+	e, cleanup, err := startScenarioEngine(ctx, &cf, s)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	go scenario.WatchNodeFaults(ctx, e)
+	switch {
+	case *check:
+		rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: *timeout, Log: os.Stderr})
+		if err != nil {
+			return &exitError{code: exitNotAsDocumented, err: err}
+		}
+		fmt.Printf("scenario %s behaves as documented\n  broken: %s\n  fixed:  %s\n", s.Name, rep.Broken, rep.Fixed)
+		return nil
+	case *headless:
+		return scenarioHeadless(ctx, e, s, *timeout)
+	}
+	return scenarioUI(ctx, e, s, *theme)
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			found = true
+		}
+	})
+	return found
+}
+
+// listScenarios prints the built-in scenarios, one a line.
+func listScenarios(w io.Writer) error {
+	all, err := scenario.Builtin()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTITLE")
+	for _, s := range all {
+		fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Title)
+	}
+	return tw.Flush()
+}
+
+// startScenarioEngine starts the engine on the scenario's nodes (the
+// --nodes flag does not apply), with library logs in DATA_DIR/podtrace.log.
+func startScenarioEngine(ctx context.Context, cf *clusterFlags, s *scenario.Scenario) (*engine.Engine, func(), error) {
+	dir, tmp := cf.dataDir, ""
+	var err error
+	if dir == "" {
+		if tmp, err = os.MkdirTemp("", "podtrace-scenario-"); err != nil {
+			return nil, nil, err
+		}
+		dir = tmp
+	}
+	closeLog, err := logs.ToFile(filepath.Join(dir, "podtrace.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var endpoints []string
+	if cf.etcdEndpoints != "" {
+		endpoints = strings.Split(cf.etcdEndpoints, ",")
+	}
+	e, err := engine.Start(ctx, engine.Config{DataDir: dir, EtcdEndpoints: endpoints, Nodes: s.Nodes, Speed: cf.speed, Seed: cf.seed})
+	if err != nil {
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, nil, err
+	}
+	for _, f := range cf.faults {
+		if f, err = stages.ResolveVariant(f); err == nil {
+			e.Tracer.Faults.Add(f)
+		}
+	}
+	return e, func() {
+		e.Close()
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}, nil
+}
+
+// briefing is what the learner reads before the cluster is shown.
+func briefing(s *scenario.Scenario) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s\n\n%s\n\nGoal: %s.\n", s.Title, strings.Repeat("=", len(s.Title)), s.Story, s.Goal.Description)
+	return b.String()
+}
+
+// scenarioHeadless breaks the cluster and prints stage events as JSON lines
+// until the goal holds (exit 0) or timeout passes (exit 3); the learner
+// works on it through the kubeconfig printed on stderr.
+func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenario, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fmt.Fprint(os.Stderr, briefing(s))
+	fmt.Fprintf(os.Stderr, "export KUBECONFIG=%s\n", e.Kubeconfig)
+	sub := e.Hub.Subscribe()
+	defer sub.Close()
+	go func() {
+		enc := json.NewEncoder(os.Stdout)
+		for ev := range sub.C() {
+			if enc.Encode(ev) != nil {
+				return
+			}
+		}
+	}()
+	if err := waitNodesReady(ctx, e); err != nil {
+		return &exitError{code: exitTimeout, err: err}
+	}
+	if err := s.Prepare(ctx, e); err != nil {
+		return err
+	}
+	err := waitGoal(ctx, e, s, time.Second, func(detail string) {
+		announceGoal(e, s, detail)
+		flush(sub)
+		fmt.Fprintf(os.Stderr, "goal met: %s\n\n%s\n", detail, s.Explanation)
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &exitError{code: exitTimeout, err: fmt.Errorf("timed out after %s: the goal (%s) does not hold", timeout, s.Goal.Description)}
+	}
+	return err
+}
+
+// waitGoal checks the goal every period until it holds, then calls met.
+func waitGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, period time.Duration, met func(detail string)) error {
+	c := e.AdminClient()
+	for {
+		if ok, detail, err := s.Goal.Check(ctx, c); err == nil && ok {
+			met(detail)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(period):
+		}
+	}
+}
+
+// announceGoal reports the goal in the event stream, on the goal object's
+// lane, so that the UI's events pane shows it.
+func announceGoal(e *engine.Engine, s *scenario.Scenario, detail string) {
+	kind, name := stages.KindDeployment, s.Goal.Deployment
+	if s.Goal.Pod != "" {
+		kind, name = stages.KindPod, s.Goal.Pod
+	}
+	e.Tracer.Emit(stages.Event{Kind: kind, Namespace: s.Goal.Namespace, Pod: name, Stage: stages.Ready,
+		Status: stages.Succeeded, Component: "podtrace-scenario", Reason: "GoalMet",
+		Message: fmt.Sprintf("scenario %s solved: %s (%s)", s.Name, s.Goal.Description, detail)})
+}
+
+// scenarioUI shows the story, waits for Enter, breaks the cluster and opens
+// the UI; a goal met is announced in the event stream, and again with the
+// explanation once the UI closes.
+func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, theme string) error {
+	fmt.Fprint(os.Stderr, briefing(s))
+	fmt.Fprintf(os.Stderr, "\nIn the UI: e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
+		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err := waitNodesReady(ctx, e); err != nil {
+		return err
+	}
+	src, err := newEngineSource(ctx, e)
+	if err != nil {
+		return err
+	}
+	// The manifest is applied in the background: a slow stage (etcd-slow)
+	// must not keep the UI from opening.
+	prepared := make(chan error, 1)
+	go func() { prepared <- s.Prepare(ctx, e) }()
+	var mu sync.Mutex
+	solved := ""
+	uiCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var prepErr error
+	go func() {
+		if err := <-prepared; err != nil {
+			mu.Lock()
+			prepErr = err
+			mu.Unlock()
+			return
+		}
+		_ = waitGoal(uiCtx, e, s, time.Second, func(detail string) {
+			mu.Lock()
+			solved = detail
+			mu.Unlock()
+			announceGoal(e, s, detail)
+		})
+	}()
+	uiErr := tui.Run(uiCtx, src, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	mu.Lock()
+	defer mu.Unlock()
+	if prepErr != nil {
+		return prepErr
+	}
+	if solved != "" {
+		fmt.Fprintf(os.Stderr, "Goal met: %s\n\n%s\n", solved, s.Explanation)
+	} else {
+		fmt.Fprintf(os.Stderr, "Goal not met yet (%s). Hints:\n", s.Goal.Description)
+		for i, h := range s.Hints {
+			fmt.Fprintf(os.Stderr, "  %d. %s\n", i+1, h)
+		}
+	}
+	return uiErr
+}
