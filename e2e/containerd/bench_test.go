@@ -192,8 +192,9 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // TestCreateToReadyAgainstDirect measures create → Ready of a pod whose
 // image is present, next to the same node-side work done directly with
 // the containerd client and libcni, interleaved in the same run.
-// PODTRACE_BENCH_N sets the number of samples (default 10); the p50 ratio
-// must stay within PODTRACE_BENCH_MAX_RATIO (default 1.2).
+// PODTRACE_BENCH_N sets the number of samples (default 10); without the
+// race detector the p50 ratio must stay within PODTRACE_BENCH_MAX_RATIO
+// (default 1.2).
 func TestCreateToReadyAgainstDirect(t *testing.T) {
 	c := startCluster(t, 1)
 	n, _ := strconv.Atoi(os.Getenv("PODTRACE_BENCH_N"))
@@ -228,7 +229,10 @@ func TestCreateToReadyAgainstDirect(t *testing.T) {
 	t.Logf("create→Ready, image present, %d pods: podtrace p50 %v p99 %v; direct containerd+libcni p50 %v p99 %v; p50 ratio %.2f",
 		n, percentile(eng, 0.5).Round(time.Millisecond), percentile(eng, 0.99).Round(time.Millisecond),
 		percentile(dir, 0.5).Round(time.Millisecond), percentile(dir, 0.99).Round(time.Millisecond), ratio)
-	if ratio > maxRatio {
+	switch {
+	case raceEnabled:
+		t.Logf("ratio not checked under the race detector")
+	case ratio > maxRatio:
 		t.Errorf("p50 ratio %.2f above %.2f", ratio, maxRatio)
 	}
 }

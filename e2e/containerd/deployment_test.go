@@ -105,11 +105,19 @@ func TestDeploymentOfDemoServerOnRealContainers(t *testing.T) {
 			t.Fatalf("GET %s:8080 from node %s: %q %v", ip, p.Spec.NodeName, body, err)
 		}
 		// kubectl logs (pods/log through the API server) shows its real output.
-		raw, err := c.AdminClient().CoreV1().Pods("default").GetLogs(p.Name, &corev1.PodLogOptions{Container: "demo"}).DoRaw(ctx)
-		if err != nil {
-			t.Fatal(err)
+		// The output reaches the log through a pipe: retry briefly, as a
+		// user re-running kubectl logs would.
+		var raw []byte
+		for i := 0; i < 50; i++ {
+			if raw, err = c.AdminClient().CoreV1().Pods("default").GetLogs(p.Name, &corev1.PodLogOptions{Container: "demo"}).DoRaw(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(raw), "GET /from-node from 10.244.") {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if !strings.Contains(string(raw), "demo server "+p.Name+" listening on :8080") || !strings.Contains(string(raw), "GET /from-node from "+"10.244.") {
+		if !strings.Contains(string(raw), "demo server "+p.Name+" listening on :8080") || !strings.Contains(string(raw), "GET /from-node from 10.244.") {
 			t.Fatalf("logs of %s:\n%s", p.Name, raw)
 		}
 	}

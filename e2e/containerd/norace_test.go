@@ -1,0 +1,5 @@
+//go:build !race
+
+package containerd_test
+
+const raceEnabled = false
