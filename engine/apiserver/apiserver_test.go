@@ -214,3 +214,28 @@ func TestRestartKeepsObjects(t *testing.T) {
 }
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+func TestQuotaUsageReturnsOnDeleteAndFailedWrite(t *testing.T) {
+	env := enginetest.Start(t)
+	ctx := context.Background()
+	admin := env.Admin()
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pods", Namespace: "default"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}}}
+	if _, err := admin.CoreV1().ResourceQuotas("default").Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod("one"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A duplicate create is admitted, then refused by etcd: its charge must come back.
+	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod("one"), metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) &&
+		!apierrors.IsForbidden(err) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if err := admin.CoreV1().Pods("default").Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod("two"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("after deleting the only pod the quota must allow another: %v", err)
+	}
+}

@@ -77,6 +77,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, n
 	}
 	if !isDryRun(r) {
 		if _, err := s.stores[res].create(r.Context(), m.GetNamespace(), m.GetName(), obj); err != nil {
+			if s.cfg.Released != nil {
+				s.cfg.Released(r.Context(), res, obj)
+			}
 			rt.end(persistStart, stages.Persist, err)
 			s.finish(rt, r, obj)
 			writeError(w, acc.format, err)
@@ -240,8 +243,8 @@ func (s *Server) finalizeIfDone(ctx context.Context, res *Resource, obj runtime.
 
 // removed tells the Removed hook and the tracer that obj left etcd.
 func (s *Server) removed(ctx context.Context, res *Resource, obj runtime.Object) {
-	if s.cfg.Removed != nil {
-		s.cfg.Removed(ctx, res, obj)
+	if s.cfg.Released != nil {
+		s.cfg.Released(ctx, res, obj)
 	}
 	s.traceRemoved(res, obj)
 }

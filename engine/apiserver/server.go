@@ -53,8 +53,9 @@ type Config struct {
 	Bootstrap []runtime.Object
 	// PodLogs serves pods/log; nil answers that logs are unavailable.
 	PodLogs PodLogFunc
-	// Removed is told when an object leaves etcd (ResourceQuota gives its usage back).
-	Removed func(ctx context.Context, res *Resource, obj runtime.Object)
+	// Released is told when an admitted object is no longer, or never got,
+	// into etcd: deleted, or its write failed (ResourceQuota gives its usage back).
+	Released func(ctx context.Context, res *Resource, obj runtime.Object)
 }
 
 // AdmissionRequest is one write handed to admission.

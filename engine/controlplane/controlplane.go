@@ -123,7 +123,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		Tracer:    cfg.Tracer,
 		Bootstrap: bootstrapObjects(),
 		PodLogs:   cfg.PodLogs,
-		Removed: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
+		Released: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
 			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
 		},
 	})
