@@ -58,18 +58,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	if !ok || sb.task == nil {
 		return "", fmt.Errorf("rpc error: code = NotFound desc = failed to get sandbox %q: %w", sandboxID, runtime.ErrNotFound)
 	}
-	img, err := r.image(ctx, cfg.Image)
+	img, info, err := r.image(ctx, cfg.Image)
 	if err != nil {
 		return "", fmt.Errorf("rpc error: code = NotFound desc = %w", err)
 	}
-	imgSpec, err := img.Spec(ctx)
-	if err != nil {
-		return "", fmt.Errorf("rpc error: code = Unknown desc = read image config of %q: %w", cfg.Image, err)
-	}
-	desc, err := r.describe(ctx, img)
-	if err != nil {
-		return "", err
-	}
+	imgSpec, desc := info.spec, info.img
 	opts := []oci.SpecOpts{oci.WithImageConfig(img)}
 	// Kubernetes' rule: command replaces the entrypoint and drops the
 	// image's cmd; args alone replace the cmd.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/errdefs"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 )
@@ -36,14 +37,45 @@ func (r *Runtime) ImageStatus(ctx context.Context, image string) (*runtime.Image
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := img.IsUnpacked(ctx, r.cfg.Snapshotter); err != nil || !ok {
+	info, ok, err := r.unpackedInfo(ctx, img)
+	if err != nil || !ok {
 		return nil, err
 	}
-	out, err := r.describe(ctx, img)
+	return &info.img, nil
+}
+
+// imageInfo is what the runtime needs of an unpacked image; it is cached
+// by reference and manifest digest (content under a digest never changes).
+type imageInfo struct {
+	img  runtime.Image
+	spec ocispec.Image
+}
+
+// unpackedInfo returns img's description if it is unpacked (ok false if not).
+func (r *Runtime) unpackedInfo(ctx context.Context, img client.Image) (imageInfo, bool, error) {
+	key := img.Name() + "@" + img.Target().Digest.String()
+	r.mu.Lock()
+	info, ok := r.imageCache[key]
+	r.mu.Unlock()
+	if ok {
+		return info, true, nil
+	}
+	if unpacked, err := img.IsUnpacked(ctx, r.cfg.Snapshotter); err != nil || !unpacked {
+		return imageInfo{}, false, err
+	}
+	desc, err := r.describe(ctx, img)
 	if err != nil {
-		return nil, err
+		return imageInfo{}, false, err
 	}
-	return &out, nil
+	spec, err := img.Spec(ctx)
+	if err != nil {
+		return imageInfo{}, false, fmt.Errorf("image %s config: %w", img.Name(), err)
+	}
+	info = imageInfo{img: desc, spec: spec}
+	r.mu.Lock()
+	r.imageCache[key] = info
+	r.mu.Unlock()
+	return info, true, nil
 }
 
 func (r *Runtime) describe(ctx context.Context, img client.Image) (runtime.Image, error) {
@@ -76,10 +108,17 @@ func lastIndexTag(ref string) int {
 }
 
 // image returns the unpacked image for a container, pulling nothing.
-func (r *Runtime) image(ctx context.Context, ref string) (client.Image, error) {
+func (r *Runtime) image(ctx context.Context, ref string) (client.Image, imageInfo, error) {
 	img, err := r.c.GetImage(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("failed to get image %q: %w", ref, err)
+		return nil, imageInfo{}, fmt.Errorf("failed to get image %q: %w", ref, err)
 	}
-	return img, nil
+	info, ok, err := r.unpackedInfo(ctx, img)
+	if err == nil && !ok {
+		err = fmt.Errorf("image %q is not unpacked", ref)
+	}
+	if err != nil {
+		return nil, imageInfo{}, fmt.Errorf("failed to get image %q: %w", ref, err)
+	}
+	return img, info, nil
 }

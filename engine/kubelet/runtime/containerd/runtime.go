@@ -68,6 +68,7 @@ type Runtime struct {
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
 	subs       []chan runtime.ContainerEvent
+	imageCache map[string]imageInfo
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)
@@ -89,7 +90,7 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	r := &Runtime{cfg: cfg, c: cfg.Client, clock: cfg.Clock, resolver: Resolver(cfg.Registry),
-		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
+		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, imageCache: map[string]imageInfo{}}
 	r.bg, r.cancel = context.WithCancel(namespaces.WithNamespace(context.Background(), cfg.Namespace))
 	return r, nil
 }

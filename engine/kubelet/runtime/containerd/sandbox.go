@@ -89,7 +89,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 func (r *Runtime) ensureImage(ctx context.Context, ref string) (client.Image, error) {
 	img, err := r.c.GetImage(ctx, ref)
 	if err == nil {
-		if ok, _ := img.IsUnpacked(ctx, r.cfg.Snapshotter); ok {
+		if _, ok, _ := r.unpackedInfo(ctx, img); ok {
 			return img, nil
 		}
 	}
