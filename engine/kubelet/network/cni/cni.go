@@ -44,6 +44,9 @@ type Config struct {
 	// NetNSPath returns the network namespace of a sandbox (the runtime
 	// creates it with the sandbox).
 	NetNSPath func(sandboxID string) (string, error)
+	// Fresh drops IP allocations and cached results left by an earlier
+	// run (whose pods are all gone).
+	Fresh bool
 	// ConfigOverride, when set, replaces the generated network
 	// configuration list (JSON), e.g. to break it on purpose.
 	ConfigOverride []byte
@@ -77,6 +80,13 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, fmt.Errorf("cni: plugins not found in %s (install containernetworking-plugins): %w", strings.Join(cfg.PluginDirs, ":"), err)
 	}
 	p := &Plugin{cfg: cfg, pods: map[string]string{}, ipamDir: filepath.Join(cfg.Dir, "ipam")}
+	if cfg.Fresh {
+		for _, d := range []string{p.ipamDir, filepath.Join(cfg.Dir, "cache")} {
+			if err := os.RemoveAll(d); err != nil {
+				return nil, fmt.Errorf("cni: %w", err)
+			}
+		}
+	}
 	for _, d := range []string{cfg.Dir, p.ipamDir, filepath.Join(cfg.Dir, "cache")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("cni: %w", err)

@@ -118,7 +118,11 @@ func (h *Host) Node(node, podCIDR string) (*Runtime, *cni.Plugin, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	pl, err := cni.New(cni.Config{Node: node, PodCIDR: podCIDR, Dir: filepath.Join(dir, "cni"), NetNSPath: rt.NetNSPath})
+	if err := rt.RemoveStale(context.Background()); err != nil {
+		rt.Close()
+		return nil, nil, err
+	}
+	pl, err := cni.New(cni.Config{Node: node, PodCIDR: podCIDR, Dir: filepath.Join(dir, "cni"), NetNSPath: rt.NetNSPath, Fresh: true})
 	if err != nil {
 		rt.Close()
 		return nil, nil, err

@@ -25,8 +25,10 @@ import (
 	"github.com/containerd/containerd/v2/core/remotes"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/errdefs"
 	"k8s.io/utils/clock"
 
+	"github.com/podtrace/podtrace/engine/kubelet/network/cni/netns"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 )
 
@@ -174,6 +176,31 @@ func (r *Runtime) emit(e runtime.ContainerEvent) {
 func (r *Runtime) Close() error {
 	r.cancel()
 	return nil
+}
+
+// RemoveStale removes what an earlier run left in the node's containerd
+// namespace and directory (after a crash or kill): every container with
+// its task and snapshot, and every pinned network namespace.
+func (r *Runtime) RemoveStale(ctx context.Context) error {
+	ctx = r.ctx(ctx)
+	ctrs, err := r.c.Containers(ctx)
+	if err != nil {
+		return fmt.Errorf("list stale containers: %w", err)
+	}
+	var errs []error
+	for _, c := range ctrs {
+		if t, err := c.Task(ctx, nil); err == nil {
+			errs = append(errs, killTask(ctx, t))
+		}
+		if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete stale container %s: %w", c.ID(), err))
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(r.cfg.Dir, "netns"))
+	for _, e := range ents {
+		errs = append(errs, netns.Remove(filepath.Join(r.cfg.Dir, "netns", e.Name())))
+	}
+	return errors.Join(errs...)
 }
 
 // SandboxIDs returns the IDs of the node's sandboxes.

@@ -270,3 +270,41 @@ func assertClean(t *testing.T, rt *Runtime, pl interface{ Allocations() ([]strin
 type snapshotInfo = snapshots.Info
 
 const snapshotActive = snapshots.KindActive
+
+func TestNodeRestartRemovesWhatAKilledRunLeft(t *testing.T) {
+	h := sharedHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	node := uniqueNode("restart")
+	rt, pl, err := h.Node(node, "10.244.53.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.PullImage(ctx, images.Busybox, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := rt.RunPodSandbox(ctx, runtime.SandboxConfig{Name: "left", Namespace: "default", UID: "uid-l", Hostname: "left"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.SetUp(ctx, network.Pod{Namespace: "default", Name: "left", SandboxID: sb}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "sleep", Image: images.Busybox, Command: []string{"sleep", "600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	// The run dies: its runtime forgets everything, the containers keep running.
+	h.mu.Lock()
+	h.runtimes, h.networks = h.runtimes[:len(h.runtimes)-1], h.networks[:len(h.networks)-1]
+	h.mu.Unlock()
+	rt.Close()
+	rt2, pl2, err := h.Node(node, "10.244.53.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, rt2, pl2)
+}
