@@ -272,4 +272,3 @@ func eventItems(ev *v1.Event) []item {
 	}
 	return nil
 }
-
