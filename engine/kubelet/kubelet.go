@@ -110,7 +110,10 @@ type Kubelet struct {
 	mu          sync.Mutex
 	workers     map[types.UID]*podWorker
 	byContainer map[string]*podWorker
-	ctx         context.Context
+	// terminated holds pods taken down whose object is not yet gone from
+	// the informer, so late updates do not start them again.
+	terminated map[types.UID]struct{}
+	ctx        context.Context
 }
 
 // New checks cfg, fills in defaults and returns a kubelet ready to Start.
@@ -170,6 +173,7 @@ func New(cfg Config) (*Kubelet, error) {
 		nodeDirty:    make(chan struct{}, 1),
 		workers:      map[types.UID]*podWorker{},
 		byContainer:  map[string]*podWorker{},
+		terminated:   map[types.UID]struct{}{},
 	}
 	return k, nil
 }
@@ -303,6 +307,10 @@ func (k *Kubelet) podUpdated(obj any) {
 		return
 	}
 	k.mu.Lock()
+	if _, done := k.terminated[pod.UID]; done {
+		k.mu.Unlock()
+		return // an old version of a pod this kubelet already took down
+	}
 	w, ok := k.workers[pod.UID]
 	if !ok {
 		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
@@ -332,6 +340,7 @@ func (k *Kubelet) podRemoved(obj any) {
 	}
 	k.mu.Lock()
 	w := k.workers[pod.UID]
+	delete(k.terminated, pod.UID)
 	k.mu.Unlock()
 	if w != nil {
 		w.remove()
@@ -343,6 +352,9 @@ func (k *Kubelet) forget(w *podWorker) {
 	defer k.mu.Unlock()
 	if k.workers[w.uid] == w {
 		delete(k.workers, w.uid)
+		if w.isTerminated() {
+			k.terminated[w.uid] = struct{}{}
+		}
 	}
 	for id, x := range k.byContainer {
 		if x == w {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -107,11 +108,16 @@ func (k *Kubelet) registerNode(ctx context.Context) error {
 	default:
 		return fmt.Errorf("create node: %w", err)
 	}
-	k.recorder.Eventf(&v1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName, UID: "", APIVersion: "v1"},
+	k.recorder.Eventf(k.nodeRef(),
 		v1.EventTypeNormal, "Starting", "Starting kubelet.")
-	k.recorder.Eventf(&v1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName, APIVersion: "v1"},
+	k.recorder.Eventf(k.nodeRef(),
 		v1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", k.cfg.NodeName)
 	return nil
+}
+
+// nodeRef is the object of node events; the kubelet uses the node name as its UID.
+func (k *Kubelet) nodeRef() *v1.ObjectReference {
+	return &v1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName, UID: types.UID(k.cfg.NodeName), APIVersion: "v1"}
 }
 
 // updateNodeStatus writes the node status when it changed or force is set.
@@ -159,7 +165,7 @@ func (k *Kubelet) nodeStatusLoop(ctx context.Context) {
 			if notReady {
 				reason, msg = "NodeNotReady", "Node %s status is now: NodeNotReady"
 			}
-			k.recorder.Eventf(&v1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName, APIVersion: "v1"}, v1.EventTypeNormal, reason, msg, k.cfg.NodeName)
+			k.recorder.Eventf(k.nodeRef(), v1.EventTypeNormal, reason, msg, k.cfg.NodeName)
 		case <-t.C():
 			force = true
 		}

@@ -157,7 +157,7 @@ func (w *podWorker) syncKubelet(ctx context.Context, pod *v1.Pod) (time.Time, bo
 		if reason, msg, ok := w.k.admit(pod); !ok {
 			w.podEvent(pod, v1.EventTypeWarning, reason, "%s", msg)
 			s.rejected = &v1.PodStatus{Phase: v1.PodFailed, Reason: reason, Message: "Pod was rejected: " + msg,
-				StartTime: s.startTime, Conditions: pod.Status.Conditions}
+				StartTime: s.startTime, Conditions: pod.Status.Conditions, ObservedGeneration: pod.Generation}
 			span.Fail(reason, msg)
 			w.setStatus(pod, *s.rejected)
 			w.setFinished()

@@ -74,6 +74,9 @@ func (w *podWorker) terminate(ctx context.Context, pod *v1.Pod, removed bool) {
 	}
 	w.s.sandboxReady = false
 	w.setFinished()
+	w.mu.Lock()
+	w.terminatedDone = true
+	w.mu.Unlock()
 	for _, c := range append(append([]*ctr{}, w.s.init...), w.s.regular...) {
 		k.crashBackOff.DeleteEntry(fmt.Sprintf("%s_%s_%s_%s", pod.Name, pod.Namespace, pod.UID, c.spec.Name))
 		k.imageBackOff.DeleteEntry(fmt.Sprintf("%s_%s", pod.UID, c.spec.Image))

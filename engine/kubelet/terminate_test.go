@@ -53,7 +53,7 @@ func terminateDuration(t *testing.T, evs []stages.Event) time.Duration {
 }
 
 func TestTerminateGracePeriods(t *testing.T) {
-	env := startKubelet(t, 200, nil)
+	env := startKubelet(t, 50, nil)
 	// A shell ignores SIGTERM: it is killed when the 20 s grace period ends.
 	env.create(t, newPod("stubborn", v1.Container{Name: "sh", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}))
 	// nginx stops on SIGTERM after a 10 s preStop hook.

@@ -24,15 +24,16 @@ type podWorker struct {
 	k   *Kubelet
 	uid types.UID
 
-	mu         sync.Mutex
-	pod        *v1.Pod
-	removed    bool
-	cancelSync context.CancelFunc
-	finished   bool                 // terminal or terminated: holds no resources
-	ids        map[string][2]string // container name → current and previous instance IDs
-	wakeCh     chan struct{}
-	published  atomic.Int64 // counts statuses published, to drop superseded delayed ones
-	pubMu      sync.Mutex   // orders a delayed status against newer ones
+	mu             sync.Mutex
+	pod            *v1.Pod
+	removed        bool
+	cancelSync     context.CancelFunc
+	finished       bool                 // terminal or terminated: holds no resources
+	terminatedDone bool                 // terminate and cleanup ran
+	ids            map[string][2]string // container name → current and previous instance IDs
+	wakeCh         chan struct{}
+	published      atomic.Int64 // counts statuses published, to drop superseded delayed ones
+	pubMu          sync.Mutex   // orders a delayed status against newer ones
 
 	// Owned by the worker goroutine.
 	s podState
@@ -148,6 +149,13 @@ func (w *podWorker) holdsResources() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return !w.finished && w.pod.Status.Phase != v1.PodSucceeded && w.pod.Status.Phase != v1.PodFailed
+}
+
+// isTerminated reports whether the worker took the pod down (terminate ran).
+func (w *podWorker) isTerminated() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.terminatedDone && !w.removed // a removed pod's object is already gone
 }
 
 func (w *podWorker) setFinished() {
@@ -290,6 +298,13 @@ func (w *podWorker) buildStatus(pod *v1.Pod) v1.PodStatus {
 	}
 	st.Conditions = status.Conditions(pod, phase, w.s.sandboxReady, initSt, regSt)
 	status.StampTransitions(pod.Status.Conditions, st.Conditions, w.k.clock.Now())
+	// PodObservedGenerationTracking is GA: the kubelet stamps the generation it acted on.
+	st.ObservedGeneration = pod.Generation
+	for i := range st.Conditions {
+		if st.Conditions[i].Type != v1.PodScheduled {
+			st.Conditions[i].ObservedGeneration = pod.Generation
+		}
+	}
 	return st
 }
 
