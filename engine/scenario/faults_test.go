@@ -1,0 +1,243 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/stages"
+)
+
+func startEngine(t *testing.T, n int, speed float64) *engine.Engine {
+	t.Helper()
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go WatchNodeFaults(ctx, e)
+	t.Cleanup(func() { cancel(); e.Close() })
+	if err := waitNodes(ctx, e, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func deploymentYAML(name string, replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: default}
+spec:
+  replicas: %[2]d
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27", ports: [{containerPort: 80}]}]
+`, name, replicas)
+}
+
+// eventually polls cond until it holds, fast-forwarding the engine clock to
+// the next pending retry every half second.
+func eventually(t *testing.T, e *engine.Engine, what string, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for i := 1; ; i++ {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %s", what, timeout, detail)
+		}
+		if i%10 == 0 {
+			if _, _, ok := e.Clock.FastForwardWait(); !ok {
+				e.Clock.FastForward()
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestEveryStageFaultBreaksAndRecovers injects, for every lifecycle stage,
+// one fault (every variant kind appears: fail, delay, hang, flake), sees the
+// stage's realistic failure in the stage events and in what kubectl shows
+// (the API error, a pod condition or a container's waiting reason), removes
+// the fault and sees the deployment become Ready.
+func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
+	e := startEngine(t, 3, 20)
+	ctx := context.Background()
+	a, err := apply.New(e.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(e)
+	defer rec.close()
+	c := e.AdminClient()
+	tests := []struct {
+		fault    string
+		applyErr string      // the error kubectl apply gets, for API stages
+		see      Expectation // the stage event showing the failure
+		waiting  string      // a container waiting reason while broken
+		cond     string      // a pod condition "Type=Status/Reason" while broken
+		event    string      // a Kubernetes Event reason while broken (kubectl describe)
+	}{
+		{fault: "authn:fail:expired-token", applyErr: "Unauthorized",
+			see: Expectation{Stage: stages.Authn, Status: stages.Failed, Message: "Unauthorized"}},
+		{fault: "authz:fail:rbac-lost",
+			see: Expectation{Stage: stages.Authz, Status: stages.Failed,
+				Message: `replicasets.apps is forbidden: User "system:serviceaccount:kube-system:deployment-controller" cannot create resource "replicasets" in API group "apps" in the namespace "default"`}},
+		{fault: "admission:fail:webhook-deny", applyErr: `admission webhook "deny.podtrace.dev" denied the request`,
+			see: Expectation{Stage: stages.Admission, Status: stages.Failed, Message: `admission webhook "deny.podtrace.dev" denied the request`}},
+		{fault: "persist:fail:etcd-timeout", applyErr: "etcdserver: request timed out",
+			see: Expectation{Stage: stages.Persist, Status: stages.Failed, Message: "etcdserver: request timed out"}},
+		{fault: "reconcile:fail:quota",
+			see: Expectation{Stage: stages.Reconcile, Status: stages.Retrying, Message: "is forbidden: exceeded quota: podtrace-fault"}},
+		{fault: "reconcile:fail:controller-down",
+			see: Expectation{Stage: stages.Reconcile, Status: stages.Waiting, Reason: "Hang"}},
+		{fault: "schedule:fail:unschedulable", cond: "PodScheduled=False/Unschedulable",
+			see: Expectation{Stage: stages.Schedule, Status: stages.Retrying, Reason: "FailedScheduling", Message: "0/3 nodes are available: 3 node(s) were unschedulable."}},
+		{fault: "bind:fail:conflict", cond: "PodScheduled=False/SchedulerError",
+			see: Expectation{Stage: stages.Bind, Status: stages.Retrying, Reason: "FailedScheduling", Message: "Operation cannot be fulfilled on pods/binding"}},
+		{fault: "kubelet:fail:missing-secret", cond: "Ready=False/",
+			see: Expectation{Stage: stages.Kubelet, Status: stages.Retrying, Reason: "FailedMount", Message: "MountVolume.SetUp failed for volume"}},
+		{fault: "sandbox:fail:runtime-error", event: "FailedCreatePodSandBox",
+			see: Expectation{Stage: stages.Sandbox, Status: stages.Retrying, Reason: "FailedCreatePodSandBox", Message: "OCI runtime create failed"}},
+		{fault: "cni:fail:plugin-error", event: "FailedCreatePodSandBox",
+			see: Expectation{Stage: stages.CNI, Status: stages.Retrying, Reason: "FailedCreatePodSandBox", Message: `failed to setup network for sandbox`}},
+		{fault: "pull:fail:unreachable", waiting: "ImagePullBackOff",
+			see: Expectation{Stage: stages.Pull, Reason: "ErrImagePull", Message: "dial tcp 104.18.0.1:443: i/o timeout"}},
+		{fault: "pull:fail:slow",
+			see: Expectation{Stage: stages.Pull, Status: stages.Succeeded, MinDuration: 45 * time.Second}},
+		{fault: "create:fail:create-error", waiting: "CreateContainerError",
+			see: Expectation{Stage: stages.Create, Reason: "CreateContainerError", Message: "failed to create containerd container"}},
+		{fault: "start:flake:2,crash",
+			see: Expectation{Stage: stages.Start, Reason: "RunContainerError", Message: "executable file not found in $PATH"}},
+		{fault: "hooks:fail:exit-1",
+			see: Expectation{Stage: stages.Hooks, Reason: "FailedPostStartHook", Message: "Exec lifecycle hook ([sh -c exit 1])"}},
+		{fault: "ready:fail:never-ready", cond: "Ready=False/"},
+	}
+	seenStage := map[stages.ID]bool{}
+	for i, tt := range tests {
+		f, err := stages.ParseFault(tt.fault)
+		if err == nil {
+			f, err = stages.ResolveVariant(f)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		seenStage[f.Stage] = true
+		t.Run(tt.fault, func(t *testing.T) {
+			name := fmt.Sprintf("f%d-%s", i, f.Stage)
+			added := e.Tracer.Faults.Add(f)
+			t.Cleanup(func() { e.Tracer.Faults.Remove(added.ID) })
+			_, err := a.Apply(ctx, []byte(deploymentYAML(name, 1)), name)
+			if tt.applyErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.applyErr) {
+					t.Fatalf("apply error %v, want %q", err, tt.applyErr)
+				}
+			} else if err != nil {
+				t.Fatalf("apply: %v", err)
+			}
+			if tt.see.Stage != "" {
+				eventually(t, e, "stage event "+tt.see.String(), 20*time.Second, func() (bool, string) {
+					return observeName(rec, name, tt.see), lastProblem(rec.all())
+				})
+			}
+			if tt.waiting != "" || tt.cond != "" {
+				eventually(t, e, "pod status "+tt.waiting+tt.cond, 20*time.Second, func() (bool, string) {
+					return podShows(ctx, e, name, tt.waiting, tt.cond)
+				})
+			}
+			if tt.event != "" {
+				eventually(t, e, "Event "+tt.event, 20*time.Second, func() (bool, string) {
+					return observe(ctx, e, rec, "default", Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
+				})
+			}
+			goal := Goal{Namespace: "default", Deployment: name}
+			if tt.fault == "ready:fail:never-ready" {
+				time.Sleep(300 * time.Millisecond) // 6 s of engine time
+				if ok, detail, _ := goal.Check(ctx, c); ok {
+					t.Fatalf("Ready despite the fault: %s", detail)
+				}
+			}
+			e.Tracer.Faults.Remove(added.ID)
+			if tt.applyErr != "" {
+				if _, err := a.Apply(ctx, []byte(deploymentYAML(name, 1)), name); err != nil {
+					t.Fatalf("apply after removing the fault: %v", err)
+				}
+			}
+			eventually(t, e, "recovery to Ready", 30*time.Second, func() (bool, string) {
+				ok, detail, err := goal.Check(ctx, c)
+				return ok && err == nil, detail
+			})
+		})
+	}
+	for _, id := range stages.Lifecycle {
+		if !seenStage[id] {
+			t.Errorf("no fault tested at stage %s", id)
+		}
+	}
+}
+
+// observeName is observe for the events of one object family (a
+// deployment's own, its ReplicaSet's and its pods', all named after it).
+func observeName(rec *recorder, name string, x Expectation) bool {
+	for _, ev := range rec.all() {
+		if !strings.HasPrefix(ev.Pod, name) && !strings.Contains(ev.Message, name) {
+			continue
+		}
+		if ev.Stage != x.Stage || (x.Status != "" && ev.Status != x.Status) || (x.Reason != "" && ev.Reason != x.Reason) ||
+			!strings.Contains(ev.Message, x.Message) {
+			continue
+		}
+		if x.MinDuration > 0 && (!ev.Status.Terminal() || ev.DurationMs < float64(x.MinDuration.Milliseconds())) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// podShows reports whether a pod of the deployment has a container waiting
+// with reason waiting, or the condition cond ("Type=Status/Reason").
+func podShows(ctx context.Context, e *engine.Engine, name, waiting, cond string) (bool, string) {
+	pods, err := e.AdminClient().CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	if err != nil {
+		return false, err.Error()
+	}
+	var seen []string
+	for _, p := range pods.Items {
+		for _, s := range p.Status.ContainerStatuses {
+			if w := s.State.Waiting; w != nil {
+				seen = append(seen, "waiting "+w.Reason)
+				if waiting != "" && w.Reason == waiting {
+					return true, ""
+				}
+			}
+		}
+		for _, c := range p.Status.Conditions {
+			got := fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason)
+			seen = append(seen, got)
+			if cond != "" && (got == cond || (strings.HasSuffix(cond, "/") && strings.HasPrefix(got, cond))) {
+				return true, ""
+			}
+		}
+		if p.Status.Phase == corev1.PodRunning {
+			seen = append(seen, "Running")
+		}
+	}
+	return false, strings.Join(seen, ", ")
+}
