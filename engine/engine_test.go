@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,33 +16,13 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )
 
-// recorder collects stage events.
-type recorder struct {
-	mu     sync.Mutex
-	events []stages.Event
-}
+type recorder = trace.Recording
 
-func record(e *engine.Engine) *recorder {
-	r := &recorder{}
-	sub := e.Hub.Subscribe()
-	go func() {
-		for ev := range sub.C() {
-			r.mu.Lock()
-			r.events = append(r.events, ev)
-			r.mu.Unlock()
-		}
-	}()
-	return r
-}
-
-func (r *recorder) all() []stages.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]stages.Event(nil), r.events...)
-}
+func record(e *engine.Engine) *recorder { return e.Hub.Record() }
 
 func start(t *testing.T, n int) (*engine.Engine, *recorder) {
 	t.Helper()
@@ -91,7 +70,7 @@ func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *r
 					t.Logf("pod %s node=%q phase=%s conditions=%v containers=%v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
 				}
 			}
-			for _, ev := range rec.all() {
+			for _, ev := range rec.Events() {
 				if ev.Kind == stages.KindPod && ev.Stage.Index() >= stages.Kubelet.Index() {
 					t.Logf("%s %s %s %s %s", ev.Pod, ev.Stage, ev.Status, ev.Reason, ev.Message)
 				}
@@ -126,7 +105,7 @@ func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	// Every pod's stream has authn → ready in order.
 	for _, p := range pods {
 		var seen []stages.ID
-		for _, ev := range rec.all() {
+		for _, ev := range rec.Events() {
 			if ev.Kind == stages.KindPod && ev.Pod == p.Name && ev.Status == stages.Succeeded && (ev.Verb == "" || ev.Verb == "create") {
 				if len(seen) == 0 || seen[len(seen)-1] != ev.Stage {
 					seen = append(seen, ev.Stage)
@@ -260,7 +239,7 @@ func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
 	})
 	for _, p := range pods {
 		var got []stages.ID
-		for _, ev := range rec.all() {
+		for _, ev := range rec.Events() {
 			if ev.Pod == p.Name && ev.Status == stages.Succeeded && (ev.Stage == stages.Terminate || ev.Stage == stages.Cleanup || ev.Stage == stages.Delete) {
 				got = append(got, ev.Stage)
 			}

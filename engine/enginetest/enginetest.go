@@ -4,7 +4,6 @@ package enginetest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,8 +25,7 @@ type Env struct {
 	Hub    *trace.Hub
 	Ctx    context.Context
 
-	mu     sync.Mutex
-	events []stages.Event
+	recording *trace.Recording
 }
 
 // Options tune the environment.
@@ -56,14 +54,7 @@ func Start(t testing.TB, opts ...Options) *Env {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &Env{Clock: clock.New(time.Now(), o.Speed), Hub: trace.NewHub(), Ctx: ctx}
 	env.Tracer = trace.New(env.Clock, env.Hub)
-	sub := env.Hub.Subscribe()
-	go func() {
-		for e := range sub.C() {
-			env.mu.Lock()
-			env.events = append(env.events, e)
-			env.mu.Unlock()
-		}
-	}()
+	env.recording = env.Hub.Record()
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: o.DataDir, UnsafeNoFsync: !o.Fsync,
 		Clock: env.Clock, Tracer: env.Tracer, Users: authn.ComponentUsers()})
 	if err != nil {
@@ -73,7 +64,7 @@ func Start(t testing.TB, opts ...Options) *Env {
 	env.ControlPlane = cp
 	t.Cleanup(func() {
 		cancel()
-		sub.Close()
+		env.recording.Stop()
 		cp.Close()
 	})
 	return env
@@ -101,11 +92,7 @@ func (e *Env) ClientFor(t testing.TB, user string, groups ...string) kubernetes.
 }
 
 // Events returns the stage events emitted so far.
-func (e *Env) Events() []stages.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]stages.Event(nil), e.events...)
-}
+func (e *Env) Events() []stages.Event { return e.recording.Events() }
 
 // WaitFor polls cond until it holds or the timeout passes.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {

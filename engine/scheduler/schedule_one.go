@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/podtrace/podtrace/engine/scheduler/framework"
@@ -36,7 +37,8 @@ type gated struct {
 }
 
 func refOf(pod *v1.Pod, node string) trace.Ref {
-	return trace.Ref{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: node}
+	return trace.Ref{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: node,
+		Owned: metav1.GetControllerOf(pod) != nil}
 }
 
 // popLoop pops pods and passes each through its schedule gate in its own

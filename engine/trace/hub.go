@@ -99,3 +99,34 @@ func (s *Subscription) Pending() int {
 	defer s.mu.Unlock()
 	return len(s.queue) + len(s.c)
 }
+
+// Recording keeps every event a Hub emits from its start, for tests and
+// checks that look back over what happened.
+type Recording struct {
+	sub    *Subscription
+	mu     sync.Mutex
+	events []stages.Event
+}
+
+// Record starts a recording of the hub's events.
+func (h *Hub) Record() *Recording {
+	r := &Recording{sub: h.Subscribe()}
+	go func() {
+		for e := range r.sub.C() {
+			r.mu.Lock()
+			r.events = append(r.events, e)
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// Events returns a copy of the events recorded so far.
+func (r *Recording) Events() []stages.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]stages.Event(nil), r.events...)
+}
+
+// Stop ends the recording.
+func (r *Recording) Stop() { r.sub.Close() }

@@ -19,6 +19,9 @@ type Ref struct {
 	Name      string
 	UID       string
 	Node      string
+	// Owned is set for pods a controller made: their reconcile stage comes
+	// before scheduling.
+	Owned bool
 }
 
 // Key returns "namespace/name".
@@ -31,6 +34,7 @@ type Tracer struct {
 	out    stages.Emitter
 	Faults *Faults
 	Breaks *Breakpoints
+	order  *progress
 }
 
 // New returns a Tracer that emits to out using clk for timestamps and waits.
@@ -38,7 +42,7 @@ func New(clk clock.Clock, out stages.Emitter) *Tracer {
 	if out == nil {
 		out = stages.Discard
 	}
-	return &Tracer{clock: clk, out: out, Faults: NewFaults(), Breaks: NewBreakpoints()}
+	return &Tracer{clock: clk, out: out, Faults: NewFaults(), Breaks: NewBreakpoints(), order: newProgress()}
 }
 
 // Clock returns the tracer's clock.
@@ -56,6 +60,7 @@ func (t *Tracer) Emit(e stages.Event) {
 		e.Kind = stages.KindPod
 	}
 	t.out.Emit(e)
+	t.order.record(e)
 }
 
 // Span is one run of one stage for one object.
