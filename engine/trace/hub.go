@@ -2,6 +2,7 @@ package trace
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -43,9 +44,11 @@ type Subscription struct {
 	c     chan stages.Event
 	mu    sync.Mutex
 	queue []stages.Event
-	wake  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	// unsent counts events pushed but not yet handed to the channel.
+	unsent atomic.Int64
+	wake   chan struct{}
+	done   chan struct{}
+	once   sync.Once
 }
 
 // C returns the channel events arrive on, in emit order. It is closed after Close.
@@ -64,6 +67,7 @@ func (s *Subscription) Close() {
 func (s *Subscription) push(e stages.Event) {
 	s.mu.Lock()
 	s.queue = append(s.queue, e)
+	s.unsent.Add(1)
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -86,6 +90,7 @@ func (s *Subscription) run() {
 		for _, e := range batch {
 			select {
 			case s.c <- e:
+				s.unsent.Add(-1)
 			case <-s.done:
 				return
 			}
@@ -95,9 +100,7 @@ func (s *Subscription) run() {
 
 // Pending returns how many events are queued but not yet received.
 func (s *Subscription) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue) + len(s.c)
+	return int(s.unsent.Load()) + len(s.c)
 }
 
 // Recording keeps every event a Hub emits from its start, for tests and

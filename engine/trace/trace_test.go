@@ -1,0 +1,172 @@
+package trace
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+func newTracer() (*Tracer, *Recording) {
+	hub := NewHub()
+	rec := hub.Record()
+	return New(clocktesting.NewFakeClock(time.Unix(1000, 0)), hub), rec
+}
+
+func waitEvents(t *testing.T, rec *Recording, n int) []stages.Event {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.Events()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d events, want %d", len(rec.Events()), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return rec.Events()
+}
+
+func TestHubNeverBlocksAndKeepsOrder(t *testing.T) {
+	hub := NewHub()
+	slow := hub.Subscribe() // nobody reads it while we emit
+	defer slow.Close()
+	rec := hub.Record()
+	for i := 0; i < 10000; i++ {
+		hub.Emit(stages.Event{Attempt: i})
+	}
+	evs := waitEvents(t, rec, 10000)
+	for i, e := range evs {
+		if e.Attempt != i {
+			t.Fatalf("event %d arrived as %d", i, e.Attempt)
+		}
+	}
+	if slow.Pending() != 10000 {
+		t.Fatalf("unread subscription holds %d, want 10000", slow.Pending())
+	}
+}
+
+func TestSpanDurationsAndKinds(t *testing.T) {
+	tr, rec := newTracer()
+	clk := tr.Clock().(*clocktesting.FakeClock)
+	span := tr.Begin(Ref{Namespace: "ns", Name: "p"}, stages.Pull, "kubelet")
+	clk.Step(1500 * time.Millisecond)
+	span.Retry("BackOff", "Back-off pulling image", clk.Now().Add(10*time.Second))
+	evs := waitEvents(t, rec, 2)
+	if evs[0].Status != stages.Started || evs[0].Kind != stages.KindPod {
+		t.Fatalf("first event %+v", evs[0])
+	}
+	if e := evs[1]; e.Status != stages.Retrying || e.DurationMs != 1500 || e.NextTry == nil || !e.NextTry.Equal(time.Unix(1011, 500e6)) {
+		t.Fatalf("retry event %+v", e)
+	}
+}
+
+func TestGateFaults(t *testing.T) {
+	tr, _ := newTracer()
+	ctx := context.Background()
+	ref := Ref{Namespace: "default", Name: "web", Node: "node-1"}
+	f := tr.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Flake, Count: 2, Variant: "not-found"})
+	for i := 0; i < 2; i++ {
+		got, err := tr.Gate(ctx, ref, stages.Pull, "kubelet")
+		if err != nil || got == nil || got.Variant != "not-found" || got.ID != f.ID {
+			t.Fatalf("attempt %d: %+v %v", i, got, err)
+		}
+	}
+	if got, _ := tr.Gate(ctx, ref, stages.Pull, "kubelet"); got != nil || len(tr.Faults.List()) != 0 {
+		t.Fatalf("flake must be spent after 2 attempts: %+v %v", got, tr.Faults.List())
+	}
+	other := tr.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Fail, Scope: stages.Scope{Node: "node-2"}})
+	if got, _ := tr.Gate(ctx, ref, stages.Pull, "kubelet"); got != nil {
+		t.Fatalf("a node-2 fault hit a pod on node-1")
+	}
+	tr.Faults.Remove(other.ID)
+}
+
+func TestGateHangUntilRemoved(t *testing.T) {
+	tr, rec := newTracer()
+	hang := tr.Faults.Add(stages.Fault{Stage: stages.CNI, Kind: stages.Hang})
+	done := make(chan *stages.Fault)
+	go func() {
+		f, _ := tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.CNI, "kubelet")
+		done <- f
+	}()
+	evs := waitEvents(t, rec, 2)
+	if evs[1].Status != stages.Waiting || evs[1].Reason != "Hang" {
+		t.Fatalf("hang not reported: %+v", evs[1])
+	}
+	select {
+	case <-done:
+		t.Fatal("gate returned while the hang fault is active")
+	case <-time.After(50 * time.Millisecond):
+	}
+	tr.Faults.Remove(hang.ID)
+	if f := <-done; f != nil {
+		t.Fatalf("after release the stage proceeds, got fault %+v", f)
+	}
+}
+
+func TestBreakpointStepAndContinue(t *testing.T) {
+	tr, rec := newTracer()
+	tr.Breaks.Set(Breakpoint{Stage: stages.Sandbox, Scope: stages.Scope{Pod: "d/a"}})
+	ctx := context.Background()
+	a, b := Ref{Namespace: "d", Name: "a"}, Ref{Namespace: "d", Name: "b"}
+	if _, err := tr.Gate(ctx, b, stages.Sandbox, "kubelet"); err != nil {
+		t.Fatal(err) // other pods are not held
+	}
+	passed := make(chan stages.ID, 4)
+	go func() {
+		for _, s := range []stages.ID{stages.Sandbox, stages.CNI, stages.Pull} {
+			tr.Gate(ctx, a, s, "kubelet")
+			passed <- s
+		}
+	}()
+	waitHeld := func(stage stages.ID) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if h := tr.Breaks.Held(); len(h) == 1 && h[0].Pod == "d/a" && h[0].Stage == stage {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pod not held before %s: %+v", stage, tr.Breaks.Held())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitHeld(stages.Sandbox)
+	tr.Breaks.Step("d/a")
+	if s := <-passed; s != stages.Sandbox {
+		t.Fatalf("step ran %s", s)
+	}
+	waitHeld(stages.CNI) // stepping holds before the next stage
+	tr.Breaks.Continue("d/a")
+	if s1, s2 := <-passed, <-passed; s1 != stages.CNI || s2 != stages.Pull {
+		t.Fatalf("continue ran %s, %s", s1, s2)
+	}
+	if len(rec.Events()) == 0 {
+		t.Fatal("no waiting events")
+	}
+}
+
+func TestOrderWaitsForPredecessor(t *testing.T) {
+	tr, _ := newTracer()
+	ref := Ref{Namespace: "d", Name: "p", Owned: true}
+	gated := make(chan struct{})
+	go func() {
+		tr.Gate(context.Background(), ref, stages.Schedule, "default-scheduler")
+		close(gated)
+	}()
+	tr.Record(ref, stages.Persist, "kube-apiserver", time.Unix(1, 0), time.Unix(2, 0), stages.Succeeded, "", "", nil)
+	select {
+	case <-gated:
+		t.Fatal("schedule of an owned pod started before its reconcile ended")
+	case <-time.After(50 * time.Millisecond):
+	}
+	tr.Record(ref, stages.Reconcile, "replicaset-controller", time.Unix(2, 0), time.Unix(3, 0), stages.Succeeded, "", "", nil)
+	select {
+	case <-gated:
+	case <-time.After(time.Second):
+		t.Fatal("schedule still waiting after reconcile ended")
+	}
+}
