@@ -1,0 +1,170 @@
+// Package agent runs podtrace's node agents against any Kubernetes API
+// server: each node is a podtrace kubelet (engine/kubelet) that registers
+// its Node, renews its Lease and runs the pods bound to it on the simulated
+// runtime (or the one NewRuntime builds), with the same statuses, Events
+// and stage events as in the embedded engine — like kwok, but with every
+// node-side stage.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/podtrace/podtrace/engine/clock"
+	"github.com/podtrace/podtrace/engine/kubelet"
+	"github.com/podtrace/podtrace/engine/kubelet/network"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/trace"
+)
+
+// UserAgent is the client name the agents' kubelets send.
+const UserAgent = "kubelet/v1.36.3 (podtrace agent)"
+
+// Config configures the agents.
+type Config struct {
+	// RestConfig reaches the API server (from a kubeconfig). The
+	// credentials need what a kubelet needs: nodes, leases, pods, pods/status,
+	// events, configmaps and secrets.
+	RestConfig *rest.Config
+	// Nodes to register and run.
+	Nodes []nodes.Spec
+	// Clock drives back-offs and timestamps; a real-time engine clock when nil.
+	Clock *clock.Clock
+	// Tracer receives the node-side stage events; one feeding Hub (or
+	// nowhere) when nil.
+	Tracer *trace.Tracer
+	// Hub receives the stage events when Tracer is nil.
+	Hub *trace.Hub
+	// Seed makes the simulated runtime repeatable.
+	Seed int64
+	// NewRuntime builds a node's container runtime; the simulated one when nil.
+	NewRuntime func(node string, clk *clock.Clock, seed int64) runtime.Runtime
+	// NewNetwork builds a node's network plugin; the simulated one when nil.
+	NewNetwork func(node string) network.Plugin
+	// RuntimeName prefixes container IDs in pod status; the kubelet's default when empty.
+	RuntimeName string
+}
+
+// Agent is a set of running node agents.
+type Agent struct {
+	cfg      Config
+	client   kubernetes.Interface
+	Kubelets []*kubelet.Kubelet
+}
+
+// New checks cfg and builds one kubelet per node.
+func New(cfg Config) (*Agent, error) {
+	if cfg.RestConfig == nil {
+		return nil, errors.New("agent: RestConfig is required")
+	}
+	if len(cfg.Nodes) == 0 {
+		return nil, errors.New("agent: no nodes to run")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.New(time.Now(), 1)
+	}
+	if cfg.Tracer == nil {
+		if cfg.Hub == nil {
+			cfg.Hub = trace.NewHub()
+		}
+		cfg.Tracer = trace.New(cfg.Clock, cfg.Hub)
+	}
+	rc := rest.CopyConfig(cfg.RestConfig)
+	rc.UserAgent = UserAgent
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = 50, 100
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("agent: client: %w", err)
+	}
+	a := &Agent{cfg: cfg, client: client}
+	for i, n := range cfg.Nodes {
+		kc := kubelet.Config{Client: client, NodeName: n.Name, Clock: cfg.Clock, Tracer: cfg.Tracer, Capacity: n.Capacity,
+			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i), RuntimeName: cfg.RuntimeName}
+		if cfg.NewRuntime != nil {
+			kc.Runtime = cfg.NewRuntime(n.Name, cfg.Clock, cfg.Seed+int64(i))
+		}
+		if cfg.NewNetwork != nil {
+			kc.Network = cfg.NewNetwork(n.Name)
+		}
+		k, err := kubelet.New(kc)
+		if err != nil {
+			return nil, fmt.Errorf("agent: node %s: %w", n.Name, err)
+		}
+		a.Kubelets = append(a.Kubelets, k)
+	}
+	return a, nil
+}
+
+// Start checks that the API server answers, then starts every kubelet;
+// they register their Nodes in the background and stop when ctx is done.
+func (a *Agent) Start(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := a.client.CoreV1().Nodes().List(cctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return fmt.Errorf("cannot reach the API server: %s", firstLine(err))
+	}
+	for _, k := range a.Kubelets {
+		if err := k.Start(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tracer returns the tracer the kubelets report to.
+func (a *Agent) Tracer() *trace.Tracer { return a.cfg.Tracer }
+
+// Client returns the client the kubelets use.
+func (a *Agent) Client() kubernetes.Interface { return a.client }
+
+// WaitReady waits until every node of the agent reports Ready=True.
+func (a *Agent) WaitReady(ctx context.Context) error {
+	want := map[string]bool{}
+	for _, n := range a.cfg.Nodes {
+		want[n.Name] = true
+	}
+	for {
+		list, err := a.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			ready := 0
+			for _, n := range list.Items {
+				if !want[n.Name] {
+					continue
+				}
+				for _, c := range n.Status.Conditions {
+					if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+			if ready == len(want) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nodes not Ready: %w", context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
