@@ -396,10 +396,18 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.PageDown):
 		m.pageOrScroll(1)
 	case key.Matches(msg, k.Top):
-		m.sel, m.evTop = 0, 0
+		if m.screen == screenEvents {
+			m.evTop = 0
+		} else {
+			m.sel = 0 // the events strip under the lanes keeps following the tail
+		}
 		m.clampScroll()
 	case key.Matches(msg, k.Bottom):
-		m.sel, m.evTop = len(m.store.Rows())-1, -1
+		if m.screen == screenEvents {
+			m.evTop = -1
+		} else {
+			m.sel = len(m.store.Rows()) - 1
+		}
 		m.clampScroll()
 	case key.Matches(msg, k.Left):
 		m.stage = max(0, m.stage-1)

@@ -74,3 +74,28 @@ func TestEventsPaneFallsBackToStageReasons(t *testing.T) {
 		t.Fatalf("a Source without Kubernetes Events shows the stage events' reasons:\n%s", s)
 	}
 }
+
+// g and G on the pods screen move the lane selection; the events strip
+// below keeps following the newest events.
+func TestTopKeyOnPodsKeepsEventsStripFollowing(t *testing.T) {
+	src := &FakeSource{C: make(chan stages.Event, 100)}
+	m := New(src, Options{Now: func() time.Time { return t0 }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			src.C <- stages.Event{Time: t0, Namespace: "default", Pod: "p" + itoa(i), Stage: stages.Bind,
+				Status: stages.Succeeded, Reason: "Scheduled", Message: "event " + itoa(i)}
+		}
+		m.Update(frameMsg(t0))
+	}
+	add(0, 20)
+	m.Update(tea.KeyPressMsg{Code: 'g', Text: "g"})
+	add(20, 40)
+	s := ansi.Strip(m.Render())
+	if !strings.Contains(s, "event 39") {
+		t.Fatalf("after g on the pods screen the events strip stopped at old events:\n%s", s)
+	}
+	if sel := m.selected(); sel == nil || sel.Name != "p0" {
+		t.Fatalf("g did not select the first lane: %+v", sel)
+	}
+}
