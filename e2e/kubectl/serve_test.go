@@ -57,8 +57,9 @@ func TestServeAndKubeconfig(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-done
@@ -95,9 +96,9 @@ func TestServeAndKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("podtrace serve exited with %v after an interrupt; stderr:\n%s", err, errOut.String())
+	case <-done:
+		if waitErr != nil {
+			t.Errorf("podtrace serve exited with %v after an interrupt; stderr:\n%s", waitErr, errOut.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("podtrace serve did not stop within 20s of an interrupt")
