@@ -1,0 +1,153 @@
+package scenario
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// TestBreakpointHoldsOnePodWhileOthersGetReady stops every pod of a
+// Deployment before the kubelet stage, lets two go on and keeps the third:
+// the two reach Ready while the third stays held, Pending on its node, with
+// a waiting Breakpoint event. Stepping runs its kubelet stage and holds it
+// before the sandbox; continuing brings it to Ready.
+func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
+	e := startEngine(t, 3, 20)
+	ctx := context.Background()
+	rec := newRecorder(e)
+	defer rec.close()
+	bp := trace.Breakpoint{Stage: stages.Kubelet}
+	e.Tracer.Breaks.Set(bp)
+	a, err := apply.New(e.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Apply(ctx, []byte(deploymentYAML("web", 3)), "web"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, e, "three pods held before the kubelet stage", 20*time.Second, func() (bool, string) {
+		return len(e.Tracer.Breaks.Held()) == 3, ""
+	})
+	e.Tracer.Breaks.Remove(bp)
+	held := e.Tracer.Breaks.Held()
+	kept := held[2].Pod
+	for _, h := range held[:2] {
+		if !e.Tracer.Breaks.Continue(h.Pod) {
+			t.Fatalf("continue %s", h.Pod)
+		}
+	}
+	c := e.AdminClient()
+	eventually(t, e, "the two released pods Ready", 20*time.Second, func() (bool, string) {
+		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for i := range pods.Items {
+			if podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		return ready == 2, ""
+	})
+	time.Sleep(200 * time.Millisecond) // 4 s of engine time more: the kept pod must not move
+	if h := e.Tracer.Breaks.Held(); len(h) != 1 || h[0].Pod != kept || h[0].Stage != stages.Kubelet {
+		t.Fatalf("held %+v, want only %s before kubelet", h, kept)
+	}
+	name := strings.TrimPrefix(kept, "default/")
+	p, err := c.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodPending || podReady(p) {
+		t.Fatalf("held pod as stored: node %q phase %s", p.Spec.NodeName, p.Status.Phase)
+	}
+	if !observeName(rec, name, Expectation{Stage: stages.Kubelet, Status: stages.Waiting, Reason: "Breakpoint", Message: "held before kubelet"}) {
+		t.Fatal("no waiting Breakpoint event for the held pod")
+	}
+
+	// n: run the kubelet stage, hold before the next one.
+	if !e.Tracer.Breaks.Step(kept) {
+		t.Fatal("step")
+	}
+	eventually(t, e, "held again before sandbox", 10*time.Second, func() (bool, string) {
+		h := e.Tracer.Breaks.Held()
+		return len(h) == 1 && h[0].Stage == stages.Sandbox, ""
+	})
+	if !observeName(rec, name, Expectation{Stage: stages.Kubelet, Status: stages.Succeeded}) {
+		t.Fatal("the stepped kubelet stage did not succeed")
+	}
+	// c: run on to Ready.
+	e.Tracer.Breaks.ContinueAll()
+	eventually(t, e, "all three Ready", 20*time.Second, func() (bool, string) {
+		ok, detail, err := Goal{Namespace: "default", Deployment: "web"}.Check(ctx, c)
+		return ok && err == nil, detail
+	})
+}
+
+// TestFastForwardShowsImagePullBackOffInSeconds runs the clock in real time
+// and fast-forwards through a bad image's pull back-off: 10s, 20s, 40s,
+// 80s, 160s, then the 5-minute cap, in a few seconds of real time.
+func TestFastForwardShowsImagePullBackOffInSeconds(t *testing.T) {
+	e := startEngine(t, 1, 1)
+	ctx := context.Background()
+	rec := newRecorder(e)
+	defer rec.close()
+	a, err := apply.New(e.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pod = `apiVersion: v1
+kind: Pod
+metadata: {name: typo, namespace: default}
+spec:
+  containers: [{name: app, image: "ngnix:1.27"}]
+`
+	if _, err := a.Apply(ctx, []byte(pod), "typo"); err != nil {
+		t.Fatal(err)
+	}
+	startEngineTime, startReal := e.Clock.Now(), time.Now()
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 300 * time.Second, 300 * time.Second}
+	var got []time.Duration
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < len(want) {
+		got = got[:0]
+		for _, ev := range rec.all() {
+			if ev.Pod == "typo" && ev.Stage == stages.Pull && ev.Reason == "ErrImagePull" && ev.NextTry != nil {
+				got = append(got, ev.NextTry.Sub(ev.Time).Round(time.Second))
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("back-offs %v after 30s, want %v", got, want)
+		}
+		// The UI's ">" key: the next labelled retry, else the next timer.
+		if _, _, ok := e.Clock.FastForwardWait(); !ok {
+			e.Clock.FastForward()
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for i, d := range want {
+		if got[i] != d {
+			t.Fatalf("back-offs %v, want %v", got[:len(want)], want)
+		}
+	}
+	if real, virtual := time.Since(startReal), e.Clock.Now().Sub(startEngineTime); real > 20*time.Second || virtual < 10*time.Minute {
+		t.Fatalf("%s of back-off took %s of real time", virtual, real)
+	}
+	p, err := e.AdminClient().CoreV1().Pods("default").Get(ctx, "typo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || (w.Reason != "ImagePullBackOff" && w.Reason != "ErrImagePull") {
+		t.Fatalf("container state %+v", p.Status.ContainerStatuses[0].State)
+	}
+}
