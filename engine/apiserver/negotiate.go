@@ -41,6 +41,8 @@ var formats = func() map[string]*format {
 type accepted struct {
 	format *format
 	table  bool // as=Table;g=meta.k8s.io
+	// include is the Table's includeObject: None, Metadata (default) or Object.
+	include string
 }
 
 // negotiate picks the response format from the Accept header, as
@@ -67,7 +69,7 @@ func negotiate(r *http.Request, watching bool) (accepted, error) {
 			return accepted{format: f}, nil
 		case "Table":
 			if (params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1")) && mt != mediaProtobuf {
-				return accepted{format: f, table: true}, nil
+				return accepted{format: f, table: true, include: r.URL.Query().Get("includeObject")}, nil
 			}
 		}
 	}

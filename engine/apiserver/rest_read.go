@@ -106,7 +106,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, ns 
 // respond writes obj, as a Table when the client asked for one.
 func (s *Server) respond(w http.ResponseWriter, acc accepted, code int, res *Resource, obj runtime.Object) {
 	if acc.table {
-		table, err := s.toTable(res, obj)
+		table, err := s.toTable(res, obj, acc.include)
 		if err != nil {
 			writeError(w, acc.format, err)
 			return
@@ -205,7 +205,7 @@ func (s *Server) watchObject(f *format, acc accepted, res *Resource, ch *change)
 	if !acc.table {
 		return ch.enc.get(f, ch.cur.obj)
 	}
-	table, err := s.toTable(res, ch.cur.obj)
+	table, err := s.toTable(res, ch.cur.obj, acc.include)
 	if err != nil {
 		return nil, err
 	}

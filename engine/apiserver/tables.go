@@ -22,8 +22,10 @@ import (
 // `kubectl get` prints, with kube-apiserver's columns for the kind (the
 // printers of pkg/printers/internalversion; priority-1 columns are the ones
 // `-o wide` adds). Kinds without printer columns get kube-apiserver's
-// default columns: Name and Created At.
-func (s *Server) toTable(res *Resource, obj runtime.Object) (*metav1.Table, error) {
+// default columns: Name and Created At. include is the request's
+// includeObject: each row carries the object's metadata (the default), the
+// whole object (Object, which kubectl asks for to --sort-by) or nothing (None).
+func (s *Server) toTable(res *Resource, obj runtime.Object, include string) (*metav1.Table, error) {
 	table := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}}
 	items := []runtime.Object{obj}
 	if meta.IsListType(obj) {
@@ -40,8 +42,17 @@ func (s *Server) toTable(res *Resource, obj runtime.Object) (*metav1.Table, erro
 	now := s.cfg.Clock.Now()
 	for _, item := range items {
 		cells, conditions := p.row(item, now)
-		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells, Conditions: conditions,
-			Object: runtime.RawExtension{Object: partialMeta(item)}})
+		row := metav1.TableRow{Cells: cells, Conditions: conditions}
+		switch metav1.IncludeObjectPolicy(include) {
+		case metav1.IncludeNone:
+		case metav1.IncludeObject:
+			item = item.DeepCopyObject()
+			item.GetObjectKind().SetGroupVersionKind(res.GVK())
+			row.Object.Object = item
+		default:
+			row.Object.Object = partialMeta(item)
+		}
+		table.Rows = append(table.Rows, row)
 	}
 	return table, nil
 }

@@ -211,7 +211,7 @@ func TestPrinters(t *testing.T) {
 	s := &Server{cfg: Config{Clock: clocktesting.NewFakeClock(tableNow)}}
 	for _, tc := range tests {
 		t.Run(tc.kind, func(t *testing.T) {
-			table, err := s.toTable(&Resource{Kind: tc.kind}, tc.obj)
+			table, err := s.toTable(&Resource{Kind: tc.kind}, tc.obj, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +240,7 @@ func TestTableOfList(t *testing.T) {
 	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "42"}, Items: []corev1.Pod{
 		*testPod(func(p *corev1.Pod) { p.Name = "a" }), *testPod(func(p *corev1.Pod) { p.Name = "b" })}}
 	s := &Server{cfg: Config{Clock: clocktesting.NewFakeClock(tableNow)}}
-	table, err := s.toTable(&Resource{Kind: "Pod"}, list)
+	table, err := s.toTable(&Resource{Kind: "Pod"}, list, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,5 +258,40 @@ func TestTableOfList(t *testing.T) {
 	}
 	if wide != 4 {
 		t.Errorf("%d priority-1 (wide) columns, want IP, Node, Nominated Node, Readiness Gates", wide)
+	}
+}
+
+// TestTableIncludeObject honours includeObject: kubectl --sort-by asks for
+// whole objects, the default is metadata only.
+func TestTableIncludeObject(t *testing.T) {
+	s := &Server{cfg: Config{Clock: clocktesting.NewFakeClock(tableNow)}}
+	res := &Resource{GVR: coreV1.WithResource("pods"), Kind: "Pod"}
+	pod := testPod(func(p *corev1.Pod) { p.Spec.NodeName = "node-1" })
+	tests := []struct {
+		include string
+		check   func(runtime.Object) bool
+	}{
+		{"", func(o runtime.Object) bool {
+			m, ok := o.(*metav1.PartialObjectMetadata)
+			return ok && m.Name == "web" && m.Kind == "PartialObjectMetadata"
+		}},
+		{"Metadata", func(o runtime.Object) bool { _, ok := o.(*metav1.PartialObjectMetadata); return ok }},
+		{"Object", func(o runtime.Object) bool {
+			p, ok := o.(*corev1.Pod)
+			return ok && p.Spec.NodeName == "node-1" && p.Kind == "Pod" && p.APIVersion == "v1"
+		}},
+		{"None", func(o runtime.Object) bool { return o == nil }},
+	}
+	for _, tc := range tests {
+		table, err := s.toTable(res, pod, tc.include)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj := table.Rows[0].Object.Object; !tc.check(obj) {
+			t.Errorf("includeObject=%q: row object %#v", tc.include, obj)
+		}
+	}
+	if pod.Kind != "" {
+		t.Errorf("the stored object was modified: kind %q", pod.Kind)
 	}
 }
