@@ -27,6 +27,9 @@ Usage:
   podtrace serve [flags]            run the embedded cluster until interrupted
   podtrace scenario list|NAME       workshop scenarios: a story, a broken cluster, a goal
   podtrace kubeconfig --data-dir D  print the kubeconfig path of a data dir
+  podtrace attach [pod/N|deploy/N]  the UI on a real cluster (--kubeconfig, --context, -n, -A, --record)
+  podtrace replay FILE              the UI on a recorded JSON-lines stream (pause, speed, skip ahead)
+  podtrace agent --nodes N          podtrace nodes for any API server (--kubeconfig, --context)
 
 Run 'podtrace COMMAND -h' for a command's flags.
 `
@@ -61,6 +64,12 @@ func dispatch(ctx context.Context, args []string) error {
 			return scenarioCmd(ctx, args[1:])
 		case "kubeconfig":
 			return kubeconfigCmd(args[1:])
+		case "attach":
+			return attachCmd(ctx, args[1:])
+		case "replay":
+			return replayCmd(ctx, args[1:])
+		case "agent":
+			return agentCmd(ctx, args[1:])
 		case "help", "-h", "--help":
 			fmt.Print(usage)
 			return nil

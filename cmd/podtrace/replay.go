@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/tui"
+)
+
+// replayCmd opens the UI on a recording: `podtrace replay FILE`.
+func replayCmd(ctx context.Context, args []string) error {
+	fs := newFlagSet("replay")
+	speed := fs.Float64("speed", 1, "recorded seconds per real second (space pauses, +/- change it, > skips to the next event)")
+	theme := fs.String("theme", "", "UI theme: dark, light, high-contrast, colorblind")
+	snapshot := fs.String("snapshot", "", "print the lanes once every event is folded, at `WIDTHxHEIGHT` (e.g. 120x40), without colour, instead of opening the UI")
+	file, rest := splitPositional(args)
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if file == "" {
+		return fmt.Errorf("replay needs a recording: podtrace replay FILE (from run --headless or attach --record)")
+	}
+	if *speed <= 0 {
+		return fmt.Errorf("--speed %g: must be positive", *speed)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	name := filepath.Base(file)
+	if *snapshot != "" {
+		w, h, err := parseSize(*snapshot)
+		if err != nil {
+			return err
+		}
+		evs, err := tui.ReadEvents(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("replay %s: %w", name, err)
+		}
+		src, err := tui.NewReplaySource(name, bytes.NewReader(nil), 0)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(os.Stdout, Snapshot(src, evs, w, h)+"\n")
+		return err
+	}
+	src, err := tui.NewReplaySource(name, bytes.NewReader(data), *speed)
+	if err != nil {
+		return err
+	}
+	src.Start(ctx)
+	return tui.Run(ctx, src, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+}
+
+// Snapshot folds evs into a UI model for src at w×h and returns the frame
+// as plain text: the lanes a replay of evs ends with. The wall clock is
+// pinned to the last event so running stages show a repeatable age.
+func Snapshot(src tui.Source, evs []stages.Event, w, h int) string {
+	var last time.Time
+	for _, e := range evs {
+		if e.Time.After(last) {
+			last = e.Time
+		}
+	}
+	m := tui.New(src, tui.Options{NoColor: true, Now: func() time.Time { return last }})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	m.Fold(evs...)
+	return ansi.Strip(m.Render())
+}
+
+// splitPositional takes the first argument that is not a flag (nor a
+// flag's value) out of args, so that `replay FILE --speed 2` and
+// `replay --speed 2 FILE` both work.
+func splitPositional(args []string) (string, []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			if i+1 < len(args) {
+				return args[i+1], append(append([]string{}, args[:i]...), args[i+2:]...)
+			}
+			return "", args[:i]
+		}
+		if strings.HasPrefix(a, "-") {
+			if !strings.Contains(a, "=") && !boolFlags[strings.TrimLeft(a, "-")] {
+				i++ // its value
+			}
+			continue
+		}
+		return a, append(append([]string{}, args[:i]...), args[i+1:]...)
+	}
+	return "", args
+}
+
+// boolFlags are the flags of replay, attach and agent that take no value.
+var boolFlags = map[string]bool{"A": true, "all-namespaces": true, "headless": true, "events": true, "h": true, "help": true}
+
+// parseSize parses WIDTHxHEIGHT.
+func parseSize(s string) (int, int, error) {
+	ws, hs, ok := strings.Cut(strings.ToLower(s), "x")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if !ok || err1 != nil || err2 != nil || w < 40 || h < 10 {
+		return 0, 0, fmt.Errorf("size %q: want WIDTHxHEIGHT, at least 40x10", s)
+	}
+	return w, h, nil
+}
