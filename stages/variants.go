@@ -44,7 +44,7 @@ var catalogue = map[ID][]Variant{
 		{Name: "etcd-timeout", Description: "the controller's create fails with 500 etcdserver: request timed out: FailedCreate, requeued with back-off"},
 		{Name: "forbidden", Description: "the controller lost its RBAC: FailedCreate pods is forbidden: User \"system:serviceaccount:kube-system:replicaset-controller\" cannot create"},
 		{Name: "quota", Description: "the controller's create exceeds a quota: FailedCreate exceeded quota"},
-		{Name: "timeout", Description: "the controller's request times out: FailedCreate the server was unable to return a response in the time allotted"},
+		{Name: "timeout", Description: "the controller's request times out: 504 Timeout: request did not complete within requested timeout - context deadline exceeded"},
 		{Name: "controller-down", Description: "kube-controller-manager is down: nothing reconciles until it is back", Kind: Hang},
 	},
 	Schedule: {
