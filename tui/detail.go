@@ -84,7 +84,7 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 		add(timing)
 	}
 	if c.Last.Component != "" {
-		who := "Component  " + c.Last.Component
+		who := c.Last.Component
 		if c.Last.User != "" {
 			who += "   user " + c.Last.User
 		}
@@ -94,7 +94,7 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 		if c.Last.Container != "" {
 			who += "   container " + c.Last.Container
 		}
-		add(who)
+		wrap("Component  ", who)
 	}
 	if c.Reason != "" {
 		p := pText
@@ -140,6 +140,9 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 	}
 	if len(out) > h {
 		out = out[:h]
+	}
+	for i, l := range out {
+		out[i] = clip(l, w) // the pane is w wide, whatever a line holds
 	}
 	return out
 }

@@ -43,3 +43,20 @@ func TestOwnerReadyCountFitsTheStatusColumn(t *testing.T) {
 		}
 	}
 }
+
+// With the detail beside the lanes (160 columns and more), every lane and
+// every stage selected still draws a frame of exactly the terminal's size:
+// a longer line would wrap and scroll the screen.
+func TestWideDetailFitsEverySelection(t *testing.T) {
+	for _, size := range [][2]int{{160, 45}, {170, 50}, {200, 60}} {
+		m, _, _ := fixture(size[0], size[1], "dark")
+		for row := 0; row < len(m.store.Rows()); row++ {
+			m.sel = row
+			m.clampScroll()
+			for st := range stages.Lifecycle {
+				m.stage = st
+				checkFrame(t, m.Render(), size[0], size[1])
+			}
+		}
+	}
+}

@@ -75,10 +75,10 @@ func (m *Model) Render() string {
 		}
 	}
 	lines = append(lines, m.footerLine(w))
-	if w < 80 { // below the layout's minimum, cut what does not fit
-		for i, l := range lines {
-			lines[i] = clip(l, w)
-		}
+	// A line wider than the terminal would wrap and scroll the screen: cut
+	// whatever does not fit (below 80 columns the layout's minimum does not).
+	for i, l := range lines {
+		lines[i] = clip(l, w)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -109,10 +109,7 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 				right = det[i]
 			}
 			if i < len(lanesOut) {
-				if len(rows) == 0 {
-					left = fit(left, lw) // lane rows are exactly lw wide already
-				}
-				lanesOut[i] = left + sep + right
+				lanesOut[i] = fit(left, lw) + sep + right
 			} else {
 				lanesOut = append(lanesOut, spaces(lw)+sep+right)
 			}
