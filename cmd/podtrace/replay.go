@@ -48,19 +48,77 @@ func replayCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", name, err)
 		}
-		src, err := tui.NewReplaySource(name, bytes.NewReader(nil), 0)
+		src, err := tui.NewReplaySource(name, bytes.NewReader(nil), 1)
 		if err != nil {
 			return err
 		}
-		_, err = io.WriteString(os.Stdout, Snapshot(src, evs, w, h)+"\n")
+		_, err = io.WriteString(os.Stdout, Snapshot(recording{src, recordingStatus(evs)}, evs, w, h)+"\n")
 		return err
+	}
+	evs, err := tui.ReadEvents(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
 	}
 	src, err := tui.NewReplaySource(name, bytes.NewReader(data), *speed)
 	if err != nil {
 		return err
 	}
 	src.Start(ctx)
-	return tui.Run(ctx, src, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	return tui.Run(ctx, recording{src, recordingStatus(evs)}, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+}
+
+// recording is a ReplaySource whose header also says what the recorded
+// Source could not see and how precise its times were.
+type recording struct {
+	*tui.ReplaySource
+	st tui.Status
+}
+
+// Status adds the recording's resolution and unobservable stages.
+func (r recording) Status() tui.Status {
+	st := r.ReplaySource.Status()
+	st.Resolution, st.Unobservable = r.st.Resolution, r.st.Unobservable
+	return st
+}
+
+// recordingStatus infers from a recording what its Source could observe: a
+// lifecycle stage that no event of any Pod lane reports, while a later
+// one is reported, was not observable there (attach without an audit log
+// has no authn, authz or admission); and when every time but the few finer
+// ones (a pull's own measure, the scheduler's events) falls on a whole
+// second, the recording came from a real cluster's one-second timestamps.
+func recordingStatus(evs []stages.Event) tui.Status {
+	var st tui.Status
+	seen := map[stages.ID]bool{}
+	whole, pods := 0, 0
+	for _, e := range evs {
+		if e.Kind != "" && e.Kind != stages.KindPod {
+			continue
+		}
+		pods++
+		seen[e.Stage] = true
+		if e.Time.Truncate(time.Second).Equal(e.Time) {
+			whole++
+		}
+	}
+	if pods == 0 {
+		return st
+	}
+	for i, id := range stages.Lifecycle {
+		if seen[id] {
+			continue
+		}
+		for _, later := range stages.Lifecycle[i+1:] {
+			if seen[later] {
+				st.Unobservable = append(st.Unobservable, id)
+				break
+			}
+		}
+	}
+	if whole*10 >= pods*8 {
+		st.Resolution = time.Second
+	}
+	return st
 }
 
 // Snapshot folds evs into a UI model for src at w×h and returns the frame
