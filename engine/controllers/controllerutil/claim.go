@@ -8,8 +8,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Claimer decides which objects a controller owns, as upstream's
@@ -28,6 +31,82 @@ type Claimer struct {
 
 	once     sync.Once
 	adoptErr error
+}
+
+// NewClaimer returns a Claimer for controller, of kind, that patches
+// dependents with patch. Its CanAdopt fetches the controller fresh with get
+// and refuses when the name now belongs to another object (another UID) or
+// the controller is being deleted.
+func NewClaimer[T metav1.Object](controller T, kind schema.GroupVersionKind,
+	get func(ctx context.Context) (T, error),
+	patch func(ctx context.Context, namespace, name string, patch []byte) error) *Claimer {
+	return &Claimer{
+		Controller: controller,
+		Kind:       kind,
+		CanAdopt: RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
+			fresh, err := get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if fresh.GetUID() != controller.GetUID() {
+				return nil, fmt.Errorf("original %v %v/%v is gone: got uid %v, wanted %v",
+					kind.Kind, controller.GetNamespace(), controller.GetName(), fresh.GetUID(), controller.GetUID())
+			}
+			return fresh, nil
+		}),
+		Patch: patch,
+	}
+}
+
+// ClaimAll claims each of objs (Claim), matching them by selector, and
+// returns the ones the controller owns afterwards, in order, with the
+// claims' errors aggregated.
+func ClaimAll[T metav1.Object](ctx context.Context, m *Claimer, selector labels.Selector, objs []T) ([]T, error) {
+	match := func(o metav1.Object) bool { return selector.Matches(labels.Set(o.GetLabels())) }
+	var claimed []T
+	var errs []error
+	for _, o := range objs {
+		ok, err := m.Claim(ctx, o, match)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			claimed = append(claimed, o)
+		}
+	}
+	return claimed, utilerrors.NewAggregate(errs)
+}
+
+// PatchPods returns a Claimer Patch that patches pods through client.
+func PatchPods(client kubernetes.Interface) func(ctx context.Context, namespace, name string, patch []byte) error {
+	return func(ctx context.Context, namespace, name string, patch []byte) error {
+		_, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+}
+
+// PatchReplicaSets returns a Claimer Patch that patches replica sets through client.
+func PatchReplicaSets(client kubernetes.Interface) func(ctx context.Context, namespace, name string, patch []byte) error {
+	return func(ctx context.Context, namespace, name string, patch []byte) error {
+		_, err := client.AppsV1().ReplicaSets(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+}
+
+// ResolveControllerRef returns the controller ref names, fetched with get
+// (a lister's Get), when ref is of kind and still names the same object
+// (the same UID); the zero T (nil) otherwise.
+func ResolveControllerRef[T metav1.Object](ref *metav1.OwnerReference, kind string, get func(name string) (T, error)) T {
+	var none T
+	if ref == nil || ref.Kind != kind {
+		return none
+	}
+	obj, err := get(ref.Name)
+	if err != nil || obj.GetUID() != ref.UID {
+		return none
+	}
+	return obj
 }
 
 // Claim reports whether the controller owns obj after adopting or releasing

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -72,6 +75,54 @@ func TestClaimer(t *testing.T) {
 				if tt.wantPatch == "release" && ref["$patch"] != "delete" {
 					t.Fatalf("release patch = %v", patched)
 				}
+			}
+		})
+	}
+}
+
+func TestNewClaimerClaimAll(t *testing.T) {
+	rs := &apps.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "rs-uid"}}
+	kind := apps.SchemeGroupVersion.WithKind("ReplicaSet")
+	mine := []metav1.OwnerReference{*metav1.NewControllerRef(rs, kind)}
+	pod := func(name, app string, refs []metav1.OwnerReference) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name + "-uid"),
+			Labels: map[string]string{"app": app}, OwnerReferences: refs}}
+	}
+	pods := []*v1.Pod{pod("a", "web", mine), pod("b", "web", nil), pod("c", "db", nil), pod("d", "web", nil)}
+	tests := []struct {
+		name    string
+		fresh   *apps.ReplicaSet // what the recheck reads
+		getErr  error
+		want    []string
+		wantErr string
+	}{
+		{name: "adopts matching orphans", fresh: rs, want: []string{"a", "b", "d"}},
+		{name: "recreated under the name", fresh: &apps.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "new"}},
+			want:    []string{"a"},
+			wantErr: "can't adopt ReplicaSet default/b (b-uid): can't recheck DeletionTimestamp: original ReplicaSet default/web is gone: got uid new, wanted rs-uid"},
+		{name: "being deleted", fresh: &apps.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "rs-uid",
+			DeletionTimestamp: ptr.To(metav1.Now())}}, want: []string{"a"}, wantErr: "has just been deleted"},
+		{name: "recheck fails", getErr: errors.New("boom"), want: []string{"a"}, wantErr: "can't recheck DeletionTimestamp: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gets, patches := 0, 0
+			m := NewClaimer(rs, kind,
+				func(context.Context) (*apps.ReplicaSet, error) { gets++; return tt.fresh, tt.getErr },
+				func(context.Context, string, string, []byte) error { patches++; return nil })
+			got, err := ClaimAll(context.Background(), m, labels.SelectorFromSet(labels.Set{"app": "web"}), pods)
+			var names []string
+			for _, p := range got {
+				names = append(names, p.Name)
+			}
+			if strings.Join(names, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("claimed %v; want %v", names, tt.want)
+			}
+			if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v; want %q", err, tt.wantErr)
+			}
+			if gets != 1 || (tt.wantErr == "" && patches != 2) || (tt.wantErr != "" && patches != 0) {
+				t.Fatalf("%d rechecks, %d patches", gets, patches)
 			}
 		})
 	}

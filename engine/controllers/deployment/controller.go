@@ -8,30 +8,20 @@ package deployment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"sync"
-	"time"
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-
-	"github.com/podtrace/podtrace/engine/trace"
-	"github.com/podtrace/podtrace/stages"
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 )
@@ -44,68 +34,31 @@ const DefaultUser = "system:serviceaccount:kube-system:deployment-controller"
 
 var controllerKind = apps.SchemeGroupVersion.WithKind("Deployment")
 
-// Config configures a Controller.
-type Config struct {
-	// Client talks to the API server as the deployment-controller.
-	Client kubernetes.Interface
-	// Clock drives requeues, conditions and progress deadlines; real time when nil.
-	Clock clock.WithTicker
-	// Tracer receives reconcile stage events and gates ReplicaSet writes; may be nil.
-	Tracer *trace.Tracer
-	// Workers is the number of Deployments synced at once; 5 when zero.
-	Workers int
-	// User names the controller in injected forbidden errors; DefaultUser when empty.
-	User string
-	// RateLimiter paces retries of a failing Deployment; client-go's default
-	// controller rate limiter when nil.
-	RateLimiter workqueue.TypedRateLimiter[string]
-}
+// Config configures a Controller, with the fields every workload controller
+// has. Here Client talks as the deployment-controller (User is DefaultUser
+// when empty), Clock also times conditions and progress deadlines, the
+// Tracer gates ReplicaSet writes, and Workers and RateLimiter count and pace
+// Deployments.
+type Config = controllerutil.Config
 
 // Controller is the Deployment controller.
 type Controller struct {
 	cfg       Config
 	clock     clock.WithTicker
-	limiter   workqueue.TypedRateLimiter[string]
-	queue     workqueue.TypedRateLimitingInterface[string]
+	queue     *controllerutil.Queue
 	recorder  record.EventRecorder
 	dLister   appslisters.DeploymentLister
 	rsLister  appslisters.ReplicaSetLister
 	podLister corelisters.PodLister
-	synced    []cache.InformerSynced
-
-	mu       sync.Mutex
-	failures map[string][]failure
-}
-
-// failure is one failed ReplicaSet write, reported once its retry time is known.
-type failure struct {
-	ref             trace.Ref
-	start           time.Time
-	reason, message string
-	attempt         int
 }
 
 // New checks cfg and returns a controller; Start runs it.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("deployment controller: no client")
+	cfg, err := cfg.WithDefaults(DefaultUser)
+	if err != nil {
+		return nil, fmt.Errorf("deployment controller: %w", err)
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 5
-	}
-	if cfg.User == "" {
-		cfg.User = DefaultUser
-	}
-	if cfg.RateLimiter == nil {
-		cfg.RateLimiter = workqueue.DefaultTypedControllerRateLimiter[string]()
-	}
-	c := &Controller{cfg: cfg, clock: cfg.Clock, limiter: cfg.RateLimiter, failures: map[string][]failure{}}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(c.limiter,
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment", Clock: cfg.Clock})
-	return c, nil
+	return &Controller{cfg: cfg, clock: cfg.Clock, queue: cfg.NewQueue("deployment", Component)}, nil
 }
 
 // Start starts the informers and the workers and returns; they stop when
@@ -130,135 +83,46 @@ func (c *Controller) Start(ctx context.Context) error {
 		}},
 		{podInf.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.deletePod}},
 	}
+	var synced []cache.InformerSynced
 	for _, h := range handlers {
 		if _, err := h.inf.AddEventHandler(h.h); err != nil {
 			return fmt.Errorf("deployment controller: add event handler: %w", err)
 		}
-		c.synced = append(c.synced, h.inf.HasSynced)
+		synced = append(synced, h.inf.HasSynced)
 	}
 	c.recorder = controllerutil.NewRecorder(ctx, c.cfg.Client, Component, c.clock)
-	factory.Start(ctx.Done())
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-		factory.Shutdown()
-	}()
-	go func() {
-		if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-			return
-		}
-		for i := 0; i < c.cfg.Workers; i++ {
-			go c.worker(ctx)
-		}
-	}()
+	c.queue.Start(ctx, factory, c.cfg.Workers, c.syncDeployment, synced...)
 	return nil
 }
 
 // HasSynced reports whether the informers' caches are filled.
-func (c *Controller) HasSynced() bool {
-	for _, s := range c.synced {
-		if !s() {
-			return false
-		}
-	}
-	return len(c.synced) > 0
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	err := c.syncDeployment(ctx, key)
-	failed := c.takeFailures(key)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	if ctx.Err() != nil {
-		return false
-	}
-	// Upstream drops a key after 15 retries and relies on resyncs; podtrace
-	// has no resync, so it keeps retrying with the rate limiter's back-off.
-	delay := c.limiter.When(key)
-	c.queue.AddAfter(key, delay)
-	next := c.clock.Now().Add(delay)
-	for _, f := range failed {
-		c.cfg.Tracer.BeginAt(f.ref, stages.Reconcile, Component, f.start).
-			With(func(e *stages.Event) { e.Attempt = f.attempt }).
-			Retry(f.reason, f.message, next)
-	}
-	return true
-}
-
-func (c *Controller) addFailure(key string, f failure) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.failures[key] = append(c.failures[key], f)
-}
-
-func (c *Controller) takeFailures(key string) []failure {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.failures[key]
-	delete(c.failures, key)
-	return f
-}
-
-func keyOf(obj metav1.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
+func (c *Controller) HasSynced() bool { return c.queue.HasSynced() }
 
 func (c *Controller) enqueueDeployment(obj interface{}) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	if d, ok := obj.(*apps.Deployment); ok {
-		c.queue.Add(keyOf(d))
+	if d, ok := controllerutil.Unwrap(obj).(*apps.Deployment); ok {
+		c.queue.Enqueue(d)
 	}
 }
 
 // resolveControllerRef returns the Deployment ref names, if it is still the same object.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *apps.Deployment {
-	if ref == nil || ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	d, err := c.dLister.Deployments(namespace).Get(ref.Name)
-	if err != nil || d.UID != ref.UID {
-		return nil
-	}
-	return d
+	return controllerutil.ResolveControllerRef(ref, controllerKind.Kind, c.dLister.Deployments(namespace).Get)
 }
 
 func (c *Controller) enqueueOwnerOfRS(obj interface{}) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	rs, ok := obj.(*apps.ReplicaSet)
+	rs, ok := controllerutil.Unwrap(obj).(*apps.ReplicaSet)
 	if !ok {
 		return
 	}
 	if ref := metav1.GetControllerOf(rs); ref != nil {
 		if d := c.resolveControllerRef(rs.Namespace, ref); d != nil {
-			c.queue.Add(keyOf(d))
+			c.queue.Enqueue(d)
 		}
 		return
 	}
 	// An orphan: wake every Deployment that might adopt it.
-	ds, err := c.dLister.Deployments(rs.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, d := range ds {
-		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(rs.Labels)) {
-			c.queue.Add(keyOf(d))
-		}
-	}
+	controllerutil.EnqueueSelecting(c.queue, c.dLister.Deployments(rs.Namespace).List,
+		func(d *apps.Deployment) *metav1.LabelSelector { return d.Spec.Selector }, rs.Labels)
 }
 
 func (c *Controller) updateReplicaSet(old, cur interface{}) {
@@ -269,7 +133,7 @@ func (c *Controller) updateReplicaSet(old, cur interface{}) {
 	oldRef, curRef := metav1.GetControllerOf(oldRS), metav1.GetControllerOf(curRS)
 	if oldRef != nil && (curRef == nil || oldRef.UID != curRef.UID) {
 		if d := c.resolveControllerRef(oldRS.Namespace, oldRef); d != nil {
-			c.queue.Add(keyOf(d))
+			c.queue.Enqueue(d)
 		}
 	}
 	c.enqueueOwnerOfRS(curRS)
@@ -277,10 +141,7 @@ func (c *Controller) updateReplicaSet(old, cur interface{}) {
 
 // deletePod wakes a Recreate deployment once its old pods are all gone.
 func (c *Controller) deletePod(obj interface{}) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	pod, ok := obj.(*v1.Pod)
+	pod, ok := controllerutil.Unwrap(obj).(*v1.Pod)
 	if !ok {
 		return
 	}
@@ -312,7 +173,7 @@ func (c *Controller) deletePod(obj interface{}) {
 		n += len(pods)
 	}
 	if n == 0 {
-		c.queue.Add(keyOf(d))
+		c.queue.Enqueue(d)
 	}
 }
 
@@ -327,38 +188,16 @@ func (c *Controller) replicaSetsFor(ctx context.Context, d *apps.Deployment) ([]
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %v", d.Namespace, d.Name, err)
 	}
-	m := &controllerutil.Claimer{
-		Controller: d,
-		Kind:       controllerKind,
-		CanAdopt: controllerutil.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
-			fresh, err := c.cfg.Client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			if fresh.UID != d.UID {
-				return nil, fmt.Errorf("original Deployment %v/%v is gone: got uid %v, wanted %v", d.Namespace, d.Name, fresh.UID, d.UID)
-			}
-			return fresh, nil
-		}),
-		Patch: func(ctx context.Context, namespace, name string, patch []byte) error {
-			_, err := c.cfg.Client.AppsV1().ReplicaSets(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-			return err
+	m := controllerutil.NewClaimer(d, controllerKind,
+		func(ctx context.Context) (*apps.Deployment, error) {
+			return c.cfg.Client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 		},
+		controllerutil.PatchReplicaSets(c.cfg.Client))
+	out, err := controllerutil.ClaimAll(ctx, m, sel, all)
+	for i, rs := range out {
+		out[i] = rs.DeepCopy()
 	}
-	match := func(o metav1.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }
-	var out []*apps.ReplicaSet
-	var errs []error
-	for _, rs := range all {
-		ok, err := m.Claim(ctx, rs, match)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if ok {
-			out = append(out, rs.DeepCopy())
-		}
-	}
-	return out, utilerrors.NewAggregate(errs)
+	return out, err
 }
 
 func (c *Controller) podMapFor(rsList []*apps.ReplicaSet) map[string][]*v1.Pod {

@@ -9,6 +9,8 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 )
 
 // syncRolloutStatus writes the status with the Progressing condition and any
@@ -103,8 +105,8 @@ func (c *Controller) requeueStuckDeployment(d *apps.Deployment, newStatus apps.D
 	}
 	after := cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Sub(now)
 	if after < time.Second {
-		c.queue.AddRateLimited(keyOf(d))
+		c.queue.AddRateLimited(controllerutil.KeyOf(d))
 		return
 	}
-	c.queue.AddAfter(keyOf(d), after+time.Second)
+	c.queue.AddAfter(controllerutil.KeyOf(d), after+time.Second)
 }

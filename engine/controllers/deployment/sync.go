@@ -165,7 +165,8 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *apps.Deployment, r
 			_, _ = c.cfg.Client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
 		}
 		c.recorder.Eventf(d, v1.EventTypeWarning, FailedRSCreateReason, "%s", msg)
-		c.addFailure(keyOf(d), failure{ref: ref, start: start, reason: FailedRSCreateReason, message: msg, attempt: c.queue.NumRequeues(keyOf(d)) + 1})
+		key := controllerutil.KeyOf(d)
+		c.queue.AddFailure(key, controllerutil.Failure{Ref: ref, Start: start, Reason: FailedRSCreateReason, Message: msg, Attempt: c.queue.Attempt(key)})
 		return nil, err
 	}
 	if !alreadyExists {
@@ -175,7 +176,7 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *apps.Deployment, r
 			c.recorder.Eventf(d, v1.EventTypeNormal, "ScalingReplicaSet", "%s", msg)
 		}
 		c.cfg.Tracer.BeginAt(c.rsRef(created), stages.Reconcile, Component, start).
-			With(func(e *stages.Event) { e.Attempt = c.queue.NumRequeues(keyOf(d)) + 1 }).
+			With(func(e *stages.Event) { e.Attempt = c.queue.Attempt(controllerutil.KeyOf(d)) }).
 			Succeed(reason, msg)
 	}
 	needsUpdate := setDeploymentRevision(d, newRevision)
@@ -292,7 +293,7 @@ func (c *Controller) scaleReplicaSet(ctx context.Context, rs *apps.ReplicaSet, n
 	*rsCopy.Spec.Replicas = newScale
 	setReplicasAnnotations(rsCopy, *d.Spec.Replicas, maxReplicas)
 	start := c.clock.Now()
-	attempt := c.queue.NumRequeues(keyOf(d)) + 1
+	attempt := c.queue.Attempt(controllerutil.KeyOf(d))
 	direction := "down"
 	if oldScale < newScale {
 		direction = "up"
@@ -310,7 +311,7 @@ func (c *Controller) scaleReplicaSet(ctx context.Context, rs *apps.ReplicaSet, n
 	if err != nil {
 		if sizeNeedsUpdate {
 			msg := fmt.Sprintf("Failed to scale %s replica set %s from %d to %d: %v", direction, rs.Name, oldScale, newScale, err)
-			c.addFailure(keyOf(d), failure{ref: c.rsRef(rs), start: start, reason: "ScalingReplicaSet", message: msg, attempt: attempt})
+			c.queue.AddFailure(controllerutil.KeyOf(d), controllerutil.Failure{Ref: c.rsRef(rs), Start: start, Reason: "ScalingReplicaSet", Message: msg, Attempt: attempt})
 		}
 		return false, nil, err
 	}

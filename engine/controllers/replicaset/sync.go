@@ -12,8 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
@@ -85,47 +83,21 @@ func ownedOrOrphaned(rs *apps.ReplicaSet, pods []*v1.Pod) []*v1.Pod {
 // claimPods returns the pods rs owns after adopting matching orphans and
 // releasing its pods that no longer match the selector, as upstream.
 func (c *Controller) claimPods(ctx context.Context, rs *apps.ReplicaSet, selector labels.Selector, pods []*v1.Pod) ([]*v1.Pod, error) {
-	m := &controllerutil.Claimer{
-		Controller: rs,
-		Kind:       controllerKind,
-		CanAdopt: controllerutil.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
-			fresh, err := c.cfg.Client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			if fresh.UID != rs.UID {
-				return nil, fmt.Errorf("original %v %v/%v is gone: got uid %v, wanted %v", controllerKind.Kind, rs.Namespace, rs.Name, fresh.UID, rs.UID)
-			}
-			return fresh, nil
-		}),
-		Patch: func(ctx context.Context, namespace, name string, patch []byte) error {
-			_, err := c.cfg.Client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-			return err
+	m := controllerutil.NewClaimer(rs, controllerKind,
+		func(ctx context.Context) (*apps.ReplicaSet, error) {
+			return c.cfg.Client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
 		},
-	}
-	match := func(o metav1.Object) bool { return selector.Matches(labels.Set(o.GetLabels())) }
-	var claimed []*v1.Pod
-	var errs []error
-	for _, p := range pods {
-		ok, err := m.Claim(ctx, p, match)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if ok {
-			claimed = append(claimed, p)
-		}
-	}
-	return claimed, utilerrors.NewAggregate(errs)
+		controllerutil.PatchPods(c.cfg.Client))
+	return controllerutil.ClaimAll(ctx, m, selector, pods)
 }
 
 func (c *Controller) manageReplicas(ctx context.Context, activePods []*v1.Pod, rs *apps.ReplicaSet) error {
 	diff := len(activePods) - int(*rs.Spec.Replicas)
-	key := keyOf(rs)
+	key := controllerutil.KeyOf(rs)
 	if diff < 0 {
 		diff = min(-diff, BurstReplicas)
 		c.expectations.ExpectCreations(key, diff)
-		attempt := c.queue.NumRequeues(key) + 1
+		attempt := c.queue.Attempt(key)
 		ok, err := slowStartBatch(diff, SlowStartInitialBatchSize, func() error {
 			err := c.createPod(ctx, rs, attempt)
 			if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
@@ -195,7 +167,8 @@ func (c *Controller) createPod(ctx context.Context, rs *apps.ReplicaSet, attempt
 		}
 		msg := fmt.Sprintf("Error creating: %v", err)
 		c.recorder.Event(rs, v1.EventTypeWarning, controllerutil.FailedCreatePodReason, msg)
-		c.addFailure(keyOf(rs), failure{ref: rsRef, start: start, message: msg, attempt: attempt})
+		c.queue.AddFailure(controllerutil.KeyOf(rs), controllerutil.Failure{Ref: rsRef, Start: start,
+			Reason: controllerutil.FailedCreatePodReason, Message: msg, Attempt: attempt})
 		return err
 	}
 	msg := fmt.Sprintf("Created pod: %v", created.Name)
