@@ -16,6 +16,7 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	rtsim "github.com/podtrace/podtrace/engine/kubelet/runtime/sim"
+	"github.com/podtrace/podtrace/stages"
 )
 
 // BenchmarkPodsToReady binds pods straight to nodes (no scheduler) with
@@ -75,6 +76,7 @@ func runPodsToReady(b *testing.B, nNodes, nPods int) {
 			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d", i), Namespace: "default"},
 				Spec: v1.PodSpec{NodeName: fmt.Sprintf("node-%d", i%nNodes+1),
 					Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+			env.Tracer.Emit(stages.Event{Namespace: "default", Pod: p.Name, Stage: stages.Bind, Status: stages.Succeeded, Node: p.Spec.NodeName})
 			if _, err := admin.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 				b.Error(err)
 			}

@@ -108,6 +108,10 @@ func TestFailedMountRecovers(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
+			for _, e := range env.events.forPod("cfg") {
+				t.Logf("%s %s %s next=%v", e.Time.Format("15:04:05.000"), e.Stage, e.Status, e.NextTry)
+			}
+			t.Logf("clock now %s pending %d", env.clock.Now().Format("15:04:05.000"), env.clock.Pending())
 			t.Fatalf("FailedMount retries: %v", msgs)
 		}
 		time.Sleep(5 * time.Millisecond)
