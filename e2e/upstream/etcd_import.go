@@ -1,7 +1,0 @@
-//go:build tools
-
-package upstream
-
-import (
-	_ "go.etcd.io/etcd/server/v3/embed"
-)
