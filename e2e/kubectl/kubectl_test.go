@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,17 @@ func testGet(t *testing.T, k *kubectl, web string) {
 			!strings.HasPrefix(r[5], "10.244.") || !strings.HasPrefix(r[6], "node-") || r[7] != "<none>" || r[8] != "<none>" {
 			t.Errorf("pod row %q", r)
 		}
+	}
+	// Sorting on a field outside metadata needs the whole objects in the table.
+	rows = tableRows(k.ok("get", "pods", "-A", "-o", "wide", "--sort-by=.spec.nodeName"))
+	var nodesInOrder []string
+	for _, r := range rows[1:] {
+		if len(r) >= 8 {
+			nodesInOrder = append(nodesInOrder, r[7])
+		}
+	}
+	if len(nodesInOrder) < 2 || !sort.StringsAreSorted(nodesInOrder) {
+		t.Errorf("get pods --sort-by=.spec.nodeName: nodes in order %q", nodesInOrder)
 	}
 	// All namespaces adds the NAMESPACE column.
 	rows = tableRows(k.ok("get", "pods", "-A"))

@@ -167,6 +167,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 	}()
 	var buf []queued
 	var out bytes.Buffer
+	headersSent := false
 	for {
 		var ok bool
 		buf, ok = wt.next(buf)
@@ -180,7 +181,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 				}
 				continue
 			}
-			raw, err := s.watchObject(f, acc, res, e.ch)
+			raw, err := s.watchObject(f, acc, res, e.ch, &headersSent)
 			if err != nil {
 				return
 			}
@@ -200,8 +201,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 }
 
 // watchObject encodes a change's object, as a one-row Table when the
-// client watches with as=Table (kubectl get -w).
-func (s *Server) watchObject(f *format, acc accepted, res *Resource, ch *change) ([]byte, error) {
+// client watches with as=Table (kubectl get -w): as kube-apiserver does,
+// only the first event's table carries the column definitions.
+func (s *Server) watchObject(f *format, acc accepted, res *Resource, ch *change, headersSent *bool) ([]byte, error) {
 	if !acc.table {
 		return ch.enc.get(f, ch.cur.obj)
 	}
@@ -209,6 +211,10 @@ func (s *Server) watchObject(f *format, acc accepted, res *Resource, ch *change)
 	if err != nil {
 		return nil, err
 	}
+	if *headersSent {
+		table.ColumnDefinitions = nil
+	}
+	*headersSent = true
 	var buf bytes.Buffer
 	if err := f.info.Serializer.Encode(table, &buf); err != nil {
 		return nil, err

@@ -36,6 +36,8 @@ func (s *Server) toTable(res *Resource, obj runtime.Object, include string) (*me
 		lm, _ := meta.ListAccessor(obj)
 		table.ResourceVersion = lm.GetResourceVersion()
 		table.Continue = lm.GetContinue()
+	} else if m, err := meta.Accessor(obj); err == nil {
+		table.ResourceVersion = m.GetResourceVersion()
 	}
 	p := printerFor(res)
 	table.ColumnDefinitions = p.columns
