@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -105,33 +106,40 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	type starter interface{ Start(context.Context) error }
 	var all []starter
 	sa := func(name string) authn.User { return authn.ServiceAccountUser("kube-system", name) }
+	// kube-controller-manager's shared informers: one cache of each kind for
+	// every controller, watching as system:kube-controller-manager.
+	kcm, err := e.client(authn.User{Name: authn.KubeControllerManager}, "kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	shared := informers.NewSharedInformerFactory(kcm, 0)
 
 	c, err := e.client(sa("replicaset-controller"), "kube-controller-manager")
 	if err != nil {
 		return err
 	}
-	rs, err := replicaset.New(replicaset.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer})
+	rs, err := replicaset.New(replicaset.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
 	if err != nil {
 		return err
 	}
 	if c, err = e.client(sa("deployment-controller"), "kube-controller-manager"); err != nil {
 		return err
 	}
-	dc, err := deployment.New(deployment.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer})
+	dc, err := deployment.New(deployment.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
 	if err != nil {
 		return err
 	}
 	if c, err = e.client(sa("generic-garbage-collector"), "kube-controller-manager"); err != nil {
 		return err
 	}
-	gc, err := garbagecollector.New(garbagecollector.Config{Client: c, Clock: e.Clock})
+	gc, err := garbagecollector.New(garbagecollector.Config{Client: c, Clock: e.Clock, Informers: shared})
 	if err != nil {
 		return err
 	}
 	if c, err = e.client(sa("namespace-defaults"), "kube-controller-manager"); err != nil {
 		return err
 	}
-	sac, err := namespacedefaults.New(namespacedefaults.Config{Client: c, Clock: e.Clock, CACert: e.PKI.CAPEM})
+	sac, err := namespacedefaults.New(namespacedefaults.Config{Client: c, Clock: e.Clock, CACert: e.PKI.CAPEM, Informers: shared})
 	if err != nil {
 		return err
 	}
@@ -139,7 +147,7 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	nsc, err := namespace.New(namespace.Config{RestConfig: nsCfg, Clock: e.Clock})
+	nsc, err := namespace.New(namespace.Config{RestConfig: nsCfg, Clock: e.Clock, Informers: shared})
 	if err != nil {
 		return err
 	}

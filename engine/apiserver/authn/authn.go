@@ -32,6 +32,10 @@ const (
 	NodesGroup = "system:nodes"
 	// KubeScheduler is the scheduler's user name.
 	KubeScheduler = "system:kube-scheduler"
+	// KubeControllerManager is the controller manager's own user name: its
+	// shared informers watch with it, each controller writes as its own
+	// service account.
+	KubeControllerManager = "system:kube-controller-manager"
 )
 
 // Names of the methods that can authenticate a request (User.AuthenticatedBy).

@@ -53,6 +53,7 @@ func NodeUser(node string) User {
 func ComponentUsers(nodes ...string) []User {
 	users := []User{
 		{Name: KubeScheduler},
+		{Name: KubeControllerManager},
 		ServiceAccountUser("kube-system", "deployment-controller"),
 		ServiceAccountUser("kube-system", "replicaset-controller"),
 	}

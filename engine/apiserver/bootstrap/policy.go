@@ -105,6 +105,7 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 		clusterRole("system:aggregate-to-view", map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}, viewRules()...),
 		clusterRole("system:node", nil, nodeRules()...),
 		clusterRole("system:kube-scheduler", nil, schedulerRules()...),
+		clusterRole("system:kube-controller-manager", nil, controllerManagerRules()...),
 		clusterRole(saRolePrefix+"deployment-controller", nil,
 			newRule("get", "list", "watch", "update").groups(extensionsGroup, appsGroup).resources("deployments").build(),
 			newRule("update").groups(extensionsGroup, appsGroup).resources("deployments/status").build(),
@@ -137,12 +138,6 @@ func ClusterRoles() []*rbacv1.ClusterRole {
 			newRule("create", "update").groups(legacyGroup).resources("configmaps").build(),
 			eventsRule(),
 		),
-		// Upstream's shared informers run as kube-controller-manager; podtrace's
-		// namespace-defaults controller (serviceaccount + root-ca-cert-publisher)
-		// watches with its own identity, so it gets this extra read-only role.
-		clusterRole("podtrace:namespace-defaults-informers", nil,
-			newRule("get", "list", "watch").groups(legacyGroup).resources("namespaces", "serviceaccounts", "configmaps").build(),
-		),
 	}
 	Aggregate(roles)
 	return roles
@@ -159,6 +154,7 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		clusterBinding("system:basic-user", group(authn.AllAuthenticated)),
 		clusterBinding("system:public-info-viewer", group(authn.AllAuthenticated), group(authn.AllUnauthenticated)),
 		clusterBinding("system:kube-scheduler", user(authn.KubeScheduler)),
+		clusterBinding("system:kube-controller-manager", user(authn.KubeControllerManager)),
 		// Upstream leaves this binding without subjects and lets the Node
 		// authorizer serve kubelets; podtrace has no Node authorizer, so
 		// kubelets get the role through their group.
@@ -172,7 +168,6 @@ func ClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		// podtrace runs both as one controller under one identity.
 		podtraceBinding("podtrace:namespace-defaults:service-account-controller", saRolePrefix+"service-account-controller", serviceAccount("kube-system", "namespace-defaults")),
 		podtraceBinding("podtrace:namespace-defaults:root-ca-cert-publisher", saRolePrefix+"root-ca-cert-publisher", serviceAccount("kube-system", "namespace-defaults")),
-		clusterBinding("podtrace:namespace-defaults-informers", serviceAccount("kube-system", "namespace-defaults")),
 	}
 }
 

@@ -138,3 +138,21 @@ func schedulerRules() []rbacv1.PolicyRule {
 		newRule("update", "patch").groups(resourceGroup).resources("resourceclaims/binding").build(),
 	}
 }
+
+// controllerManagerRules are kube-controller-manager's own: its shared
+// informers list and watch everything; it leads with a lease and records events.
+func controllerManagerRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		eventsRule(),
+		newRule("create").groups(coordinationGroup).resources("leases").build(),
+		newRule("get", "update").groups(coordinationGroup).resources("leases").names("kube-controller-manager").build(),
+		newRule("create").groups(legacyGroup).resources("secrets", "serviceaccounts").build(),
+		newRule("delete").groups(legacyGroup).resources("secrets").build(),
+		newRule("get").groups(legacyGroup).resources("configmaps", "namespaces", "secrets", "serviceaccounts").build(),
+		newRule("update").groups(legacyGroup).resources("secrets", "serviceaccounts").build(),
+		newRule("create").groups(authenticationGroup).resources("tokenreviews").build(),
+		newRule("create").groups(authorizationGroup).resources("subjectaccessreviews").build(),
+		newRule("list", "watch").groups("*").resources("*").build(),
+		newRule("create").groups(legacyGroup).resources("serviceaccounts/token").build(),
+	}
+}

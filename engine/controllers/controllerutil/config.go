@@ -3,6 +3,7 @@ package controllerutil
 import (
 	"errors"
 
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -33,6 +34,18 @@ type Config struct {
 	// RateLimiter paces retries of a failing object; client-go's default
 	// controller rate limiter (5ms doubling to 1000s) when nil.
 	RateLimiter workqueue.TypedRateLimiter[string]
+	// Informers are shared with the other controllers, as in
+	// kube-controller-manager (which watches with its own identity while each
+	// controller writes with its own); nil makes the controller its own from Client.
+	Informers informers.SharedInformerFactory
+}
+
+// InformerFactory returns the shared informers, or new ones watching with Client.
+func (cfg Config) InformerFactory() informers.SharedInformerFactory {
+	if cfg.Informers != nil {
+		return cfg.Informers
+	}
+	return informers.NewSharedInformerFactory(cfg.Client, 0)
 }
 
 // WithDefaults returns cfg with the real clock, DefaultWorkers workers and

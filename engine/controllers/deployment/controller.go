@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -64,7 +63,7 @@ func New(cfg Config) (*Controller, error) {
 // Start starts the informers and the workers and returns; they stop when
 // ctx is done. Workers begin once the caches have synced.
 func (c *Controller) Start(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	factory := c.cfg.InformerFactory()
 	dInf, rsInf, podInf := factory.Apps().V1().Deployments(), factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
 	c.dLister, c.rsLister, c.podLister = dInf.Lister(), rsInf.Lister(), podInf.Lister()
 	handlers := []struct {

@@ -29,6 +29,8 @@ type Config struct {
 	Clock clock.WithTicker
 	// Workers process owners concurrently; 4 when zero.
 	Workers int
+	// Informers are kube-controller-manager's shared ones; nil makes new ones from Client.
+	Informers informers.SharedInformerFactory
 }
 
 // Controller is the garbage collector.
@@ -88,7 +90,10 @@ func ownerIndex(obj any) ([]string, error) {
 
 // Start runs the collector until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	f := informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	f := c.cfg.Informers
+	if f == nil {
+		f = informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	}
 	apps, core := c.cfg.Client.AppsV1(), c.cfg.Client.CoreV1()
 	deploys, rss, pods := f.Apps().V1().Deployments().Informer(), f.Apps().V1().ReplicaSets().Informer(), f.Core().V1().Pods().Informer()
 	for _, inf := range []cache.SharedIndexInformer{rss, pods} {

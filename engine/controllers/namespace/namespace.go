@@ -28,6 +28,8 @@ type Config struct {
 	RestConfig *rest.Config
 	// Clock drives retries; real time when nil.
 	Clock clock.WithTicker
+	// Informers are kube-controller-manager's shared ones; nil makes new ones.
+	Informers informers.SharedInformerFactory
 }
 
 // Controller deletes the content of terminating namespaces.
@@ -61,7 +63,10 @@ func New(cfg Config) (*Controller, error) {
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	f := informers.NewSharedInformerFactory(c.client, 0)
+	f := c.cfg.Informers
+	if f == nil {
+		f = informers.NewSharedInformerFactory(c.client, 0)
+	}
 	inf := f.Core().V1().Namespaces().Informer()
 	lister := f.Core().V1().Namespaces().Lister()
 	enqueue := func(obj any) {

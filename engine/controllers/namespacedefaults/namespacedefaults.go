@@ -29,6 +29,8 @@ type Config struct {
 	CACert []byte
 	// Clock drives retries; real time when nil.
 	Clock clock.WithTicker
+	// Informers are kube-controller-manager's shared ones; nil makes new ones from Client.
+	Informers informers.SharedInformerFactory
 }
 
 // Controller creates each namespace's default ServiceAccount and root CA ConfigMap.
@@ -52,7 +54,10 @@ func New(cfg Config) (*Controller, error) {
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	f := informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	f := c.cfg.Informers
+	if f == nil {
+		f = informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	}
 	nsInf := f.Core().V1().Namespaces().Informer()
 	nsLister := f.Core().V1().Namespaces().Lister()
 	enqueue := func(obj any) {

@@ -15,7 +15,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -70,7 +69,7 @@ func New(cfg Config) (*Controller, error) {
 // Start starts the informers and the workers and returns; they stop when
 // ctx is done. Workers begin once the caches have synced.
 func (c *Controller) Start(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	factory := c.cfg.InformerFactory()
 	rsInformer := factory.Apps().V1().ReplicaSets()
 	podInformer := factory.Core().V1().Pods()
 	c.rsLister, c.podLister = rsInformer.Lister(), podInformer.Lister()
