@@ -100,7 +100,7 @@ func attachCmd(ctx context.Context, args []string) error {
 		return fmt.Errorf("attach to %s: %w", contextName, err)
 	}
 	if *audit != "" {
-		if err := attach.TailAudit(ctx, *audit, auditFilter(hub, *ns, target)); err != nil {
+		if err := w.TailAudit(ctx, *audit); err != nil {
 			return err
 		}
 	}
@@ -115,27 +115,6 @@ func attachCmd(ctx context.Context, args []string) error {
 		return nil
 	}
 	return tui.Run(ctx, src, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
-}
-
-// auditFilter passes on the audit log's events in the namespace (and of the
-// target, by name prefix for a Deployment's objects).
-func auditFilter(out stages.Emitter, ns string, t attach.Target) stages.Emitter {
-	return stages.EmitterFunc(func(e stages.Event) {
-		if ns != "" && e.Namespace != ns {
-			return
-		}
-		switch t.Kind {
-		case stages.KindPod:
-			if e.Kind != stages.KindPod || e.Pod != t.Name {
-				return
-			}
-		case stages.KindDeployment:
-			if e.Pod != t.Name && !strings.HasPrefix(e.Pod, t.Name+"-") {
-				return
-			}
-		}
-		out.Emit(e)
-	})
 }
 
 type discard struct{}

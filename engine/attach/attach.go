@@ -330,20 +330,33 @@ func (w *Watcher) flushLoop(ctx context.Context) {
 	}
 }
 
-// Flush emits the queued observations seen before cutoff, per object in
-// time order (to the second) and then stage order.
+// Flush emits the queued observations of the objects quiet since cutoff,
+// in time order (to the second) and then stage order.
 func (w *Watcher) Flush(cutoff time.Time) {
 	w.mu.Lock()
+	// An object's observations wait until none has arrived for Settle (or
+	// the oldest has waited five times that), so the facts that arrive
+	// together are put in order together.
+	newest, oldest := map[types.UID]time.Time{}, map[types.UID]time.Time{}
+	for _, p := range w.pending {
+		if p.seen.After(newest[p.uid]) {
+			newest[p.uid] = p.seen
+		}
+		if o, ok := oldest[p.uid]; !ok || p.seen.Before(o) {
+			oldest[p.uid] = p.seen
+		}
+	}
+	starved := cutoff.Add(-4 * w.cfg.Settle)
 	var ready []pendingItem
 	for k, p := range w.pending {
-		if !p.seen.After(cutoff) {
+		if !newest[p.uid].After(cutoff) || !oldest[p.uid].After(starved) {
 			ready = append(ready, p)
 			delete(w.pending, k)
 		}
 	}
 	sort.SliceStable(ready, func(i, j int) bool {
 		a, b := ready[i], ready[j]
-		ta, tb := a.ev.Time.Truncate(Resolution), b.ev.Time.Truncate(Resolution)
+		ta, tb := sortTime(a.ev), sortTime(b.ev)
 		if !ta.Equal(tb) {
 			return ta.Before(tb)
 		}
@@ -394,4 +407,14 @@ func (w *Watcher) timed(uid types.UID, e stages.Event) stages.Event {
 		w.last[uid] = e.Time
 	}
 	return e
+}
+
+// sortTime is when an event's step began, to the second: API stages from
+// the audit log end after the object was persisted, but began before.
+func sortTime(e stages.Event) time.Time {
+	t := e.Time
+	if e.Stage.Before(stages.Persist) && e.DurationMs > 0 {
+		t = t.Add(-time.Duration(e.DurationMs * float64(time.Millisecond)))
+	}
+	return t.Truncate(Resolution)
 }

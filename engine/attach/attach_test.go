@@ -3,6 +3,8 @@ package attach_test
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
 	"github.com/podtrace/podtrace/engine"
@@ -262,4 +265,72 @@ func equal(a, b []stages.ID) bool {
 		}
 	}
 	return true
+}
+
+// TestAttachReadsTheAuditLog follows an audit log being written and puts
+// each write's authn, authz and admission on the object's lane, before
+// its persist, and skips what is outside the namespace.
+func TestAttachReadsTheAuditLog(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t0 := time.Now().UTC().Truncate(time.Second)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: "u1",
+		CreationTimestamp: metav1.NewTime(t0)}}
+	col := &collector{}
+	w, err := attach.New(attach.Config{Client: fake.NewClientset(pod), Namespace: "default", Emitter: col, Settle: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line := func(ns string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"a","stage":"ResponseComplete","verb":"create",` +
+			`"user":{"username":"alice"},"userAgent":"kubectl/v1.36.3","objectRef":{"resource":"pods","namespace":"` + ns + `","name":"web-1"},` +
+			`"responseStatus":{"code":201},"responseObject":{"metadata":{"name":"web-1","uid":"u1"}},` +
+			`"requestReceivedTimestamp":"` + t0.Format(time.RFC3339Nano) + `","stageTimestamp":"` + t0.Add(20*time.Millisecond).Format(time.RFC3339Nano) + `",` +
+			`"annotations":{"authorization.k8s.io/decision":"allow","authorization.k8s.io/reason":"RBAC: allowed by ClusterRoleBinding"}}` + "\n"
+	}
+	// Half a line first: the API server may be mid-write.
+	full := line("default")
+	if _, err := f.WriteString(line("other") + full[:40]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.TailAudit(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := f.WriteString(full[40:]); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.WaitFor(t, 5*time.Second, "admission from the audit log", func() bool {
+		for _, e := range col.events() {
+			if e.Stage == stages.Admission {
+				return true
+			}
+		}
+		return false
+	})
+	var got []string
+	for _, e := range col.events() {
+		got = append(got, string(e.Stage))
+		if e.Stage == stages.Authn && (e.User != "alice" || e.UserAgent != "kubectl/v1.36.3" || e.DurationMs != 20) {
+			t.Errorf("authn event %+v", e)
+		}
+		if e.Stage == stages.Authz && e.Message != "RBAC: allowed by ClusterRoleBinding" {
+			t.Errorf("authz message %q", e.Message)
+		}
+	}
+	if strings.Join(got, " ") != "authn authz admission persist" {
+		t.Errorf("stages %v, want authn authz admission persist (once each, the other namespace skipped)", got)
+	}
+	if err := w.TailAudit(ctx, filepath.Join(t.TempDir(), "missing.log")); err == nil || !strings.HasPrefix(err.Error(), "audit log: ") {
+		t.Errorf("missing audit log: %v", err)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -117,10 +119,11 @@ func reasonOr(r, def string) string {
 }
 
 // TailAudit follows an audit log (JSON lines, as --audit-log-path writes
-// them), from its beginning, and emits the API stages of every write it
-// records until ctx is done. A line that is not JSON is skipped: the API
-// server may be in the middle of writing it.
-func TailAudit(ctx context.Context, path string, emit stages.Emitter) error {
+// them), from its beginning, and adds the API stages of every write it
+// records to the watcher's lanes (in the namespace and target) until ctx
+// is done. A line that is not JSON is skipped: the API server may be in the
+// middle of writing it.
+func (w *Watcher) TailAudit(ctx context.Context, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
@@ -145,13 +148,34 @@ func TailAudit(ctx context.Context, path string, emit stages.Emitter) error {
 			}
 			if s := strings.TrimSpace(string(partial)); s != "" {
 				if evs, err := AuditEvents([]byte(s)); err == nil {
-					for _, e := range evs {
-						emit.Emit(e)
-					}
+					w.addAudit(evs)
 				}
 			}
 			partial = partial[:0]
 		}
 	}()
 	return nil
+}
+
+// addAudit queues one request's API stage events, each request once.
+func (w *Watcher) addAudit(evs []stages.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	e := evs[0]
+	if w.cfg.Namespace != "" && e.Namespace != w.cfg.Namespace || !w.wants(e.Kind, e.Namespace, e.Pod) {
+		return
+	}
+	uid := types.UID(e.UID)
+	if uid == "" {
+		w.mu.Lock()
+		uid = w.uids[e.Kind+"/"+e.Namespace+"/"+e.Pod]
+		w.mu.Unlock()
+	}
+	items := make([]item, len(evs))
+	for i, ev := range evs {
+		ev.UID = string(uid)
+		items[i] = item{key: string(ev.Stage) + "|audit|" + ev.Verb + "|" + ev.Time.Format(time.RFC3339Nano), ev: ev}
+	}
+	w.add(uid, true, items)
 }
