@@ -120,8 +120,8 @@ func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component s
 	if t == nil {
 		return nil, nil
 	}
-	if need := predecessors(ref, stage); len(need) > 0 {
-		t.order.await(ctx, ref.Key(), need...)
+	if ifSeen, need := predecessors(ref, stage); len(need) > 0 {
+		t.order.await(ctx, ref.Key(), ifSeen, need...)
 	}
 	if err := t.Breaks.wait(ctx, t, ref, stage, component); err != nil {
 		return nil, err

@@ -21,42 +21,64 @@ const orderWait = 2 * time.Second
 // before the create that made the pod had finished reporting.
 type progress struct {
 	mu     sync.Mutex
-	ended  map[string]uint32 // pod key → bitmask of ended stages
-	notify chan struct{}     // closed and replaced whenever ended changes
+	pods   map[string]*stageMasks
+	notify chan struct{} // closed and replaced whenever a stage ends
 }
+
+// stageMasks are bitmasks over stage indexes.
+type stageMasks struct{ seen, ended uint32 }
 
 func newProgress() *progress {
-	return &progress{ended: map[string]uint32{}, notify: make(chan struct{})}
+	return &progress{pods: map[string]*stageMasks{}, notify: make(chan struct{})}
 }
 
-// record notes an event; only a pod's ended stages matter.
+func bit(s stages.ID) uint32 { return 1 << uint(s.Index()) }
+
+// record notes which stages of a pod have been seen and which have ended.
 func (p *progress) record(e stages.Event) {
-	if e.Kind != stages.KindPod || (e.Status != stages.Succeeded && e.Status != stages.Failed) {
+	if e.Kind != stages.KindPod {
 		return
 	}
 	key := e.Key()
+	ended := e.Status == stages.Succeeded || e.Status == stages.Failed
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Stage == stages.Delete {
-		delete(p.ended, key)
-	} else {
-		p.ended[key] |= 1 << uint(e.Stage.Index())
+	if e.Stage == stages.Delete && ended {
+		delete(p.pods, key)
+		return
 	}
-	close(p.notify)
-	p.notify = make(chan struct{})
+	m := p.pods[key]
+	if m == nil {
+		m = &stageMasks{}
+		p.pods[key] = m
+	}
+	m.seen |= bit(e.Stage)
+	if ended && m.ended&bit(e.Stage) == 0 {
+		m.ended |= bit(e.Stage)
+		close(p.notify)
+		p.notify = make(chan struct{})
+	}
 }
 
 // await waits until every stage in need has ended for the pod, ctx ends, or
-// orderWait passes.
-func (p *progress) await(ctx context.Context, key string, need ...stages.ID) {
+// orderWait passes. With ifSeen set, it waits only if that stage has been seen
+// for the pod (a pod created with spec.nodeName never sees the scheduler).
+func (p *progress) await(ctx context.Context, key string, ifSeen stages.ID, need ...stages.ID) {
 	var mask uint32
 	for _, s := range need {
-		mask |= 1 << uint(s.Index())
+		mask |= bit(s)
 	}
 	var timeout <-chan time.Time
 	for {
 		p.mu.Lock()
-		done, notify := p.ended[key]&mask == mask, p.notify
+		m := p.pods[key]
+		if m == nil {
+			m = &stageMasks{}
+		}
+		done, notify := m.ended&mask == mask, p.notify
+		if ifSeen != "" && m.seen&bit(ifSeen) == 0 {
+			done = true
+		}
 		p.mu.Unlock()
 		if done {
 			return
@@ -77,19 +99,20 @@ func (p *progress) await(ctx context.Context, key string, need ...stages.ID) {
 }
 
 // predecessors returns the stages, reported by other components, that must
-// have ended before stage starts for ref.
-func predecessors(ref Ref, stage stages.ID) []stages.ID {
+// have ended before stage starts for ref, and the stage whose having been
+// seen makes the wait apply ("" for always).
+func predecessors(ref Ref, stage stages.ID) (stages.ID, []stages.ID) {
 	if ref.Kind != "" && ref.Kind != stages.KindPod {
-		return nil
+		return "", nil
 	}
 	switch stage {
 	case stages.Schedule:
 		if ref.Owned {
-			return []stages.ID{stages.Persist, stages.Reconcile}
+			return "", []stages.ID{stages.Persist, stages.Reconcile}
 		}
-		return []stages.ID{stages.Persist}
+		return "", []stages.ID{stages.Persist}
 	case stages.Kubelet:
-		return []stages.ID{stages.Bind}
+		return stages.Schedule, []stages.ID{stages.Bind}
 	}
-	return nil
+	return "", nil
 }

@@ -170,3 +170,24 @@ func TestOrderWaitsForPredecessor(t *testing.T) {
 		t.Fatal("schedule still waiting after reconcile ended")
 	}
 }
+
+func TestKubeletWaitsForBindOnlyAfterTheScheduler(t *testing.T) {
+	tr, _ := newTracer()
+	ref := Ref{Namespace: "d", Name: "direct"}
+	start := time.Now()
+	tr.Gate(context.Background(), ref, stages.Kubelet, "kubelet") // spec.nodeName set by the user: no scheduler
+	if time.Since(start) > time.Second {
+		t.Fatalf("a pod the scheduler never saw waited %s for bind", time.Since(start))
+	}
+	sched := Ref{Namespace: "d", Name: "scheduled"}
+	tr.Begin(sched, stages.Schedule, "default-scheduler").Succeed("", "")
+	gated := make(chan struct{})
+	go func() { tr.Gate(context.Background(), sched, stages.Kubelet, "kubelet"); close(gated) }()
+	select {
+	case <-gated:
+		t.Fatal("kubelet stage started before bind ended")
+	case <-time.After(50 * time.Millisecond):
+	}
+	tr.Begin(sched, stages.Bind, "default-scheduler").Succeed("Scheduled", "")
+	<-gated
+}
