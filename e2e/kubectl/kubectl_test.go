@@ -53,7 +53,7 @@ func TestKubectl(t *testing.T) {
 				{"explain", func(t *testing.T) { testExplain(t, k) }},
 				{"apply create", func(t *testing.T) { testApplyCreate(t, c, k, web) }},
 				{"get", func(t *testing.T) { testGet(t, k, web) }},
-				{"get -w and scale", func(t *testing.T) { testWatchScale(t, k, web) }},
+				{"get -w and scale", func(t *testing.T) { testWatchScale(t, c, k, web) }},
 				{"apply update", func(t *testing.T) { testApplyUpdate(t, c, k, web) }},
 				{"create deployment", func(t *testing.T) { testCreateDeployment(t, k, "cd-"+suffix) }},
 				{"run, logs, logs -f", func(t *testing.T) { testRunLogs(t, c, k, "ticker-"+suffix) }},
@@ -279,7 +279,7 @@ func hasRow(rows [][]string, match func([]string) bool) bool {
 // testWatchScale watches the pods while the Deployment scales to 3: the
 // watch prints the header once, then one row per change of the new pod
 // until it is Running.
-func testWatchScale(t *testing.T, k *kubectl, web string) {
+func testWatchScale(t *testing.T, c *cluster, k *kubectl, web string) {
 	w := k.start("get", "pods", "-l", "app="+web, "-w")
 	w.waitOutput(t, "the initial pods", 30*time.Second, func(s string) bool { return strings.Count(s, "Running") >= 2 })
 	if out := strings.TrimSpace(k.ok("scale", "deployment/"+web, "--replicas=3")); out != "deployment.apps/"+web+" scaled" {
@@ -316,6 +316,20 @@ func testWatchScale(t *testing.T, k *kubectl, web string) {
 	}
 	if !sawNew {
 		t.Errorf("get pods -w did not follow the new pod from Pending to Running:\n%s", out)
+	}
+	// kubectl scale writes the scale subresource: the Deployment's lane shows
+	// who asked and the new replica count.
+	authn := c.stageEvents(func(e stages.Event) bool {
+		return e.Kind == stages.KindDeployment && e.Pod == web && e.Stage == stages.Authn && e.Verb == "patch" && e.Status == stages.Succeeded
+	})
+	persist := c.stageEvents(func(e stages.Event) bool {
+		return e.Kind == stages.KindDeployment && e.Pod == web && e.Stage == stages.Persist && e.Reason == "Scaled" && e.Status == stages.Succeeded
+	})
+	if len(authn) != 1 || authn[0].User != "kubernetes-admin" || !strings.HasPrefix(authn[0].UserAgent, "kubectl") {
+		t.Errorf("kubectl scale: authn events %+v, want one by kubernetes-admin with kubectl", authn)
+	}
+	if len(persist) != 1 || persist[0].Message != "spec.replicas set to 3" || persist[0].User != "kubernetes-admin" {
+		t.Errorf("kubectl scale: persist events %+v", persist)
 	}
 	eventually(t, "3/3 ready", 60*time.Second, func() (bool, string) {
 		out := k.ok("get", "deploy", web)

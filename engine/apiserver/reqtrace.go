@@ -56,7 +56,9 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // is the object written (nil when the request failed before decoding it).
 func (s *Server) finish(rt *requestTrace, r *http.Request, obj runtime.Object) {
 	info := rt.info
-	if s.cfg.Tracer == nil || !writeVerbs[info.verb] || info.subresource != "" {
+	// Subresource writes are the components' status and binding traffic;
+	// scale is a user's change of the spec (kubectl scale), so it is shown.
+	if s.cfg.Tracer == nil || !writeVerbs[info.verb] || (info.subresource != "" && info.subresource != "scale") {
 		return
 	}
 	res := s.resourceFor(info.apiGroup, info.apiVersion, info.resource)

@@ -137,14 +137,16 @@ func (s *Server) scale(w http.ResponseWriter, r *http.Request, res *Resource, ns
 		return cur, nil
 	})
 	if err != nil {
+		s.finish(rt, r, nil)
 		writeError(w, acc.format, err)
 		return
 	}
+	s.finish(rt, r, stored) // authn and authz, with who asked
 	if res.Traced && s.cfg.Tracer != nil {
 		now := s.cfg.Clock.Now()
 		s.cfg.Tracer.Record(refOf(res, stored), stages.Persist, "kube-apiserver", now, now, stages.Succeeded, "Scaled",
 			fmt.Sprintf("spec.replicas set to %d", toScale(stored).Spec.Replicas), func(e *stages.Event) {
-				e.Verb = "update"
+				e.Verb = rt.info.verb
 				if rt.user != nil {
 					e.User, e.UserAgent = rt.user.Name, rt.agent
 				}
