@@ -11,18 +11,9 @@ import (
 	"github.com/podtrace/podtrace/stages"
 )
 
-// FaultVariants lists, per node-side stage, the realistic failures a fail
-// or flake fault can pick; the first is the default.
-var FaultVariants = map[stages.ID][]string{
-	stages.Kubelet: {"missing-configmap", "missing-secret"},
-	stages.Sandbox: {"runtime-error"},
-	stages.CNI:     {"ipam-exhausted", "plugin-error"},
-	stages.Pull:    {"not-found", "unauthorized", "unreachable"},
-	stages.Create:  {"config-error", "create-error"},
-	stages.Start:   {"crash"},
-	stages.Hooks:   {"exit-1"},
-	stages.Ready:   {"never-ready"},
-}
+// The node-side stages' fault variants are listed in stages.Variants; each
+// function below turns a fail or flake fault into its stage's realistic
+// failure (the default variant when the name is empty or unknown).
 
 // kubeletFault is the kubelet stage's failure: a volume that cannot mount.
 func kubeletFault(f stages.Fault, pod *v1.Pod) (string, error) {

@@ -18,23 +18,27 @@ import (
 func TestFaultsBreakAndRecover(t *testing.T) {
 	tests := []struct {
 		stage   stages.ID
+		variant string
 		reason  string // stage event reason while broken
 		message string // substring of its message
 		waiting string // container waiting reason while broken, if any
 	}{
-		{stages.Kubelet, "FailedMount", `configmap "kube-root-ca.crt" not found`, ""},
-		{stages.Sandbox, "FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error", ""},
-		{stages.CNI, "FailedCreatePodSandBox", "no IP addresses available in range set: 10.244.1.1-10.244.1.254", ""},
-		{stages.Pull, "ErrImagePull", `docker.io/library/nginx:1.27: not found`, "ErrImagePull"},
-		{stages.Create, "CreateContainerConfigError", `configmap "web-config" not found`, "CreateContainerConfigError"},
-		{stages.Start, "RunContainerError", "executable file not found in $PATH", ""},
-		{stages.Hooks, "FailedPostStartHook", "Exec lifecycle hook ([sh -c exit 1])", ""},
-		{stages.Ready, "", "", ""},
+		{stages.Kubelet, "", "FailedMount", `configmap "kube-root-ca.crt" not found`, ""},
+		{stages.Kubelet, "node-not-ready", "NetworkNotReady", "network is not ready: container runtime network not ready", ""},
+		{stages.Pull, "unauthorized", "ErrImagePull", "pull access denied", "ErrImagePull"},
+		{stages.CNI, "plugin-error", "FailedCreatePodSandBox", `failed to set bridge addr`, ""},
+		{stages.Sandbox, "", "FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error", ""},
+		{stages.CNI, "", "FailedCreatePodSandBox", "no IP addresses available in range set: 10.244.1.1-10.244.1.254", ""},
+		{stages.Pull, "", "ErrImagePull", `docker.io/library/nginx:1.27: not found`, "ErrImagePull"},
+		{stages.Create, "", "CreateContainerConfigError", `configmap "web-config" not found`, "CreateContainerConfigError"},
+		{stages.Start, "", "RunContainerError", "executable file not found in $PATH", ""},
+		{stages.Hooks, "", "FailedPostStartHook", "Exec lifecycle hook ([sh -c exit 1])", ""},
+		{stages.Ready, "", "", "", ""},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.stage), func(t *testing.T) {
+		t.Run(string(tt.stage)+"/"+tt.variant, func(t *testing.T) {
 			env := startKubelet(t, 100, nil)
-			f := env.tracer.Faults.Add(stages.Fault{Stage: tt.stage, Kind: stages.Fail, Scope: stages.Scope{Pod: "default/p"}})
+			f := env.tracer.Faults.Add(stages.Fault{Stage: tt.stage, Kind: stages.Fail, Variant: tt.variant, Scope: stages.Scope{Pod: "default/p"}})
 			env.create(t, newPod("p", v1.Container{Name: "web", Image: "nginx:1.27", Ports: []v1.ContainerPort{{ContainerPort: 80}}}))
 
 			deadline := time.Now().Add(5 * time.Second)

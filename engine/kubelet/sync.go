@@ -167,6 +167,15 @@ func (w *podWorker) syncKubelet(ctx context.Context, pod *v1.Pod) (time.Time, bo
 		s.qos = status.QOSClass(pod)
 		s.cgroup = status.CgroupPath(s.qos, string(pod.UID))
 	}
+	if fault != nil && fault.Variant == "node-not-ready" {
+		// The node's network is down for this pod: retried every second.
+		msg := "network is not ready: " + networkNotReadyMessage
+		w.podEvent(pod, v1.EventTypeWarning, "NetworkNotReady", "%s", msg)
+		s.volumeNext = w.k.clock.Now().Add(time.Second)
+		span.Retry("NetworkNotReady", msg, s.volumeNext)
+		w.publish(pod)
+		return s.volumeNext, false
+	}
 	msg, err := w.k.mountVolumes(ctx, pod)
 	if err == nil && fault != nil {
 		msg, err = kubeletFault(*fault, pod)
