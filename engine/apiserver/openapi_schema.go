@@ -168,7 +168,9 @@ func (b *schemaBuilder) fields(t reflect.Type, docs map[string]string, props jso
 			s["x-kubernetes-patch-merge-key"] = mk
 		}
 		props[name] = s
-		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
+		// Required as the generator decides without +optional markers: a
+		// field always serialized that is not a pointer.
+		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") && f.Type.Kind() != reflect.Pointer {
 			*required = append(*required, name)
 		}
 	}
