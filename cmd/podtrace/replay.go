@@ -21,8 +21,9 @@ import (
 // replayCmd opens the UI on a recording: `podtrace replay FILE`.
 func replayCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("replay")
-	speed := fs.Float64("speed", 1, "recorded seconds per real second (space pauses, +/- change it, > skips to the next event)")
+	speed := fs.Float64("speed", 1, "recorded seconds per real second (in the UI: space pauses, +/- change the speed, > skips to the next event)")
 	theme := fs.String("theme", "", "UI theme: dark, light, high-contrast, colorblind")
+	from := fs.Duration("from", 0, "start `DURATION` into the recording: what came before is drawn at once")
 	snapshot := fs.String("snapshot", "", "print the lanes once every event is folded, at `WIDTHxHEIGHT` (e.g. 120x40), without colour, instead of opening the UI")
 	file, rest := splitPositional(args)
 	if err := parse(fs, rest); err != nil {
@@ -52,26 +53,64 @@ func replayCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = io.WriteString(os.Stdout, Snapshot(recording{src, recordingStatus(evs)}, evs, w, h)+"\n")
+		_, err = io.WriteString(os.Stdout, Snapshot(recording{ReplaySource: src, st: recordingStatus(evs)}, evs, w, h)+"\n")
 		return err
 	}
 	evs, err := tui.ReadEvents(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", name, err)
 	}
-	src, err := tui.NewReplaySource(name, bytes.NewReader(data), *speed)
+	if *from < 0 {
+		return fmt.Errorf("--from %s: must not be negative", *from)
+	}
+	initial := *speed
+	if *from > 0 {
+		initial = 0 // as fast as the UI reads, until the start point
+	}
+	src, err := tui.NewReplaySource(name, bytes.NewReader(data), initial)
 	if err != nil {
 		return err
 	}
 	src.Start(ctx)
-	return tui.Run(ctx, recording{src, recordingStatus(evs)}, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	rec := recording{ReplaySource: src, st: recordingStatus(evs)}
+	if *from > 0 && len(evs) > 0 {
+		rec.events = seek(src, evs[0].Time.Add(*from), *speed)
+	}
+	return tui.Run(ctx, rec, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+}
+
+// seek forwards src's events and, at the first one at or after start,
+// slows the replay down to speed.
+func seek(src *tui.ReplaySource, start time.Time, speed float64) <-chan stages.Event {
+	out := make(chan stages.Event, 1024)
+	go func() {
+		defer close(out)
+		slowed := false
+		for e := range src.Events() {
+			if !slowed && !e.Time.Before(start) {
+				slowed = true
+				_ = src.Clock().SetSpeed(speed)
+			}
+			out <- e
+		}
+	}()
+	return out
 }
 
 // recording is a ReplaySource whose header also says what the recorded
 // Source could not see and how precise its times were.
 type recording struct {
 	*tui.ReplaySource
-	st tui.Status
+	st     tui.Status
+	events <-chan stages.Event // when seeking; the source's own otherwise
+}
+
+// Events returns the replayed events.
+func (r recording) Events() <-chan stages.Event {
+	if r.events != nil {
+		return r.events
+	}
+	return r.ReplaySource.Events()
 }
 
 // Status adds the recording's resolution and unobservable stages.
