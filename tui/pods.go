@@ -48,11 +48,14 @@ func newLaneLayout(width int) laneLayout {
 	}
 	l.left = width - n*l.cell
 	l.status = 11
-	if width >= 110 {
+	switch {
+	case l.left >= 42: // room for ContainerCreating and CrashLoopBackOff whole
+		l.status = 18
+	case width >= 110:
 		l.status = 12
 	}
-	if l.left >= 44 {
-		l.node = min(12, l.left-32)
+	if l.left >= l.status+32 {
+		l.node = min(12, l.left-l.status-20)
 	}
 	l.name = l.left - 2 - l.status - 1
 	if l.node > 0 {
