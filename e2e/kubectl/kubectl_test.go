@@ -58,7 +58,7 @@ func TestKubectl(t *testing.T) {
 				{"create deployment", func(t *testing.T) { testCreateDeployment(t, k, "cd-"+suffix) }},
 				{"run, logs, logs -f", func(t *testing.T) { testRunLogs(t, c, k, "ticker-"+suffix) }},
 				{"describe", func(t *testing.T) { testDescribe(t, k, web, "ticker-"+suffix) }},
-				{"auth can-i and 403", func(t *testing.T) { testAuth(t, k, "denied-"+suffix) }},
+				{"auth can-i and 403", func(t *testing.T) { testAuth(t, c, k, "denied-"+suffix) }},
 				{"field validation", func(t *testing.T) { testFieldValidation(t, k, "bad-"+suffix) }},
 				{"delete --wait", func(t *testing.T) { testDelete(t, k, web, "ticker-"+suffix, "cd-"+suffix) }},
 			}

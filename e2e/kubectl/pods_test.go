@@ -93,7 +93,7 @@ func describeField(out, key string) string {
 	return ""
 }
 
-func testAuth(t *testing.T, k *kubectl, name string) {
+func testAuth(t *testing.T, c *cluster, k *kubectl, name string) {
 	if out := strings.TrimSpace(k.ok("auth", "can-i", "create", "deployments")); out != "yes" {
 		t.Errorf("admin: auth can-i create deployments = %q", out)
 	}
@@ -119,6 +119,20 @@ func testAuth(t *testing.T, k *kubectl, name string) {
 	want := `error: failed to create deployment: deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "default"`
 	if strings.TrimSpace(errOut) != want {
 		t.Errorf("viewer create deployment:\n got %q\nwant %q", strings.TrimSpace(errOut), want)
+	}
+	f := k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.27", 1))
+	errOut = k.fails(append(viewer, "apply", "-f", f)...)
+	want = `Error from server (Forbidden): error when creating "` + f + `": deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "default"`
+	if strings.TrimSpace(errOut) != want {
+		t.Errorf("viewer apply:\n got %q\nwant %q", strings.TrimSpace(errOut), want)
+	}
+	// The refusal shows in the Deployment's lane: authz failed, for the viewer.
+	denied := c.stageEvents(func(e stages.Event) bool {
+		return e.Kind == stages.KindDeployment && e.Pod == name && e.Stage == stages.Authz && e.Status == stages.Failed
+	})
+	if len(denied) == 0 || denied[0].User != "viewer" || denied[0].Reason != "Forbidden" ||
+		!strings.Contains(denied[0].Message, `User "viewer" cannot create resource "deployments"`) {
+		t.Errorf("the viewer's refused create has no failed authz stage event: %+v", denied)
 	}
 	errOut = k.fails(append(viewer, "get", "pods", "-n", "kube-system")...)
 	want = `Error from server (Forbidden): pods is forbidden: User "viewer" cannot list resource "pods" in API group "" in the namespace "kube-system"`
