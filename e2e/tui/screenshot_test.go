@@ -10,13 +10,12 @@ import (
 	"time"
 )
 
-// TestScreenshot renders a real run for the README: podtrace at 160×45 with
-// the web Deployment (its pulls on node-2 slowed by a fault), an image typo
-// in back-off, a crash loop and a pod too big for any node, caught while the
-// lanes are moving. It writes the pane with its colours to
-// $PODTRACE_SCREENSHOT.ans and, when aha and chromium are installed, the
-// PNG to $PODTRACE_SCREENSHOT (e.g. docs/screenshot.png). It runs only when
-// that variable is set:
+// TestScreenshot renders a real run for the README: podtrace at 200×38 with
+// an image typo in back-off, a crash loop and a pod too big for any node,
+// then the web Deployment caught while its pods pull their image. It writes
+// the pane with its colours to $PODTRACE_SCREENSHOT.ans and, when aha and
+// chromium are installed, the PNG to $PODTRACE_SCREENSHOT. It runs only
+// when that variable is set:
 //
 //	PODTRACE_SCREENSHOT=$PWD/docs/screenshot.png go test ./e2e/tui -run Screenshot -v
 func TestScreenshot(t *testing.T) {
@@ -25,32 +24,30 @@ func TestScreenshot(t *testing.T) {
 		t.Skip("set PODTRACE_SCREENSHOT=FILE.png to render the README screenshot")
 	}
 	needTmux(t)
-	bin := binary(t)
-	tm := startTerm(t, 160, 45, bin, "--data-dir", t.TempDir(), "--fault", "pull:delay:40s@node/node-2")
+	const cols, rows = 200, 38
+	tm := startTerm(t, cols, rows, binary(t), "--data-dir", t.TempDir())
 	tm.waitFor("3 Ready nodes", time.Minute, has("nodes 3/3 Ready"))
-	for _, w := range []string{"web", "typo", "crashloop", "too-big"} {
+	for _, w := range []string{"typo", "crashloop", "too-big"} {
 		applyWorkload(t, tm, w)
 	}
-	tm.waitFor("a crash loop, an image pull back-off and pods still pulling", 2*time.Minute, func(s string) bool {
-		return strings.Contains(s, "CrashLoopBackOff") && strings.Contains(s, "ImagePullBackOff") &&
-			strings.Contains(s, "Pending") && strings.Contains(s, "ContainerCreating")
-	})
-	// Select a pod pulling on node-2, at its pull stage: the detail on the
-	// right then explains the stage while its cell spins.
-	for i := 0; i < 10 && !strings.Contains(selectedLane(tm.screen()), "node-2"); i++ {
-		tm.keys("j")
-		time.Sleep(100 * time.Millisecond)
-	}
+	tm.waitFor("a crash loop and an image pull back-off", 2*time.Minute, has("CrashLoopBackOff", "ImagePullBackOff"))
+	applyWorkload(t, tm, "web")
+	// Select a web pod at its pull stage: the detail on the right explains
+	// the stage while its cell spins.
 	for i := 0; i < 10; i++ {
 		tm.keys("l")
 	}
-	time.Sleep(1500 * time.Millisecond)
+	selectLane(t, tm, func(l string) bool { return strings.Contains(l, "web-") && !strings.Contains(l, "rs/") })
+	tm.waitFor("web pods pulling", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "Pulling image") && strings.Contains(selectedLane(s), "Container")
+	})
+	time.Sleep(1200 * time.Millisecond)
 	ans := tm.screenANSI()
 	if err := os.WriteFile(out+".ans", []byte(ans), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("screen:\n%s", tm.screen())
-	if err := renderPNG(ans, out, 160, 45); err != nil {
+	if err := renderPNG(ans, out, cols, rows); err != nil {
 		t.Fatalf("render %s: %v", out, err)
 	}
 }
