@@ -18,7 +18,7 @@ func TestManagerWritesLatestOnceAndKeepsPodScheduled(t *testing.T) {
 	// Queue three statuses before any worker runs: only the last is written.
 	for _, phase := range []v1.PodPhase{v1.PodPending, v1.PodPending, v1.PodRunning} {
 		m.SetPodStatus(pod, v1.PodStatus{Phase: phase, PodIP: "10.244.1.2",
-			StartTime: &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.UTC)},
+			StartTime:  &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.UTC)},
 			Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
