@@ -15,6 +15,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
@@ -182,7 +185,7 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 		return err
 	}
 	err := waitGoal(ctx, e, s, time.Second, func(detail string) {
-		announceGoal(e, s, detail)
+		announceGoal(ctx, e, s, detail)
 		flush(sub)
 		fmt.Fprintf(os.Stderr, "goal met: %s\n\n%s\n", detail, s.Explanation)
 	})
@@ -208,16 +211,26 @@ func waitGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, perio
 	}
 }
 
-// announceGoal reports the goal in the event stream, on the goal object's
-// lane, so that the UI's events pane shows it.
-func announceGoal(e *engine.Engine, s *scenario.Scenario, detail string) {
-	kind, name := stages.KindDeployment, s.Goal.Deployment
+// announceGoal reports the goal met on the goal object's lane (a stage
+// event) and as a Normal Event on the object, which the UI's events pane
+// and kubectl get events show.
+func announceGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, detail string) {
+	kind, name, apiVersion := stages.KindDeployment, s.Goal.Deployment, "apps/v1"
 	if s.Goal.Pod != "" {
-		kind, name = stages.KindPod, s.Goal.Pod
+		kind, name, apiVersion = stages.KindPod, s.Goal.Pod, "v1"
 	}
+	msg := fmt.Sprintf("scenario %s solved: %s (%s)", s.Name, s.Goal.Description, detail)
 	e.Tracer.Emit(stages.Event{Kind: kind, Namespace: s.Goal.Namespace, Pod: name, Stage: stages.Ready,
-		Status: stages.Succeeded, Component: "podtrace-scenario", Reason: "GoalMet",
-		Message: fmt.Sprintf("scenario %s solved: %s (%s)", s.Name, s.Goal.Description, detail)})
+		Status: stages.Succeeded, Component: "podtrace-scenario", Reason: "GoalMet", Message: msg})
+	now := metav1.NewTime(e.Clock.Now())
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: name + ".", Namespace: s.Goal.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: s.Goal.Namespace, Name: name},
+		Reason:         "GoalMet", Message: msg, Type: corev1.EventTypeNormal, Count: 1,
+		Source:         corev1.EventSource{Component: "podtrace-scenario"},
+		FirstTimestamp: now, LastTimestamp: now,
+	}
+	_, _ = e.AdminClient().CoreV1().Events(s.Goal.Namespace).Create(ctx, ev, metav1.CreateOptions{}) // the stage event already told
 }
 
 // scenarioUI shows the story, waits for Enter, breaks the cluster and opens
@@ -257,7 +270,7 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 			mu.Lock()
 			solved = detail
 			mu.Unlock()
-			announceGoal(e, s, detail)
+			announceGoal(ctx, e, s, detail)
 		})
 	}()
 	uiErr := tui.Run(uiCtx, src, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
