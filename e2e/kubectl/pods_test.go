@@ -120,6 +120,21 @@ func testAuth(t *testing.T, c *cluster, k *kubectl, name string) {
 	if strings.TrimSpace(errOut) != want {
 		t.Errorf("viewer create deployment:\n got %q\nwant %q", strings.TrimSpace(errOut), want)
 	}
+	// kubectl auth whoami (SelfSubjectReview v1, which kubectl asks for from 1.28 on).
+	if k.version != "1.27" {
+		for _, tc := range []struct {
+			args         []string
+			user, groups string
+		}{
+			{nil, "kubernetes-admin", "[system:masters system:authenticated]"},
+			{viewer, "viewer", "[system:authenticated]"},
+		} {
+			rows := tableRows(k.ok(append(tc.args, "auth", "whoami")...))
+			if u, g := rowFor(rows, 0, "Username"), rowFor(rows, 0, "Groups"); len(u) != 2 || u[1] != tc.user || len(g) != 2 || g[1] != tc.groups {
+				t.Errorf("auth whoami %v: %q", tc.args, rows)
+			}
+		}
+	}
 	f := k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.27", 1))
 	errOut = k.fails(append(viewer, "apply", "-f", f)...)
 	want = `Error from server (Forbidden): error when creating "` + f + `": deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "default"`

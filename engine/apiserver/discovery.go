@@ -65,6 +65,7 @@ func (s *Server) groups() []metav1.APIGroup {
 		}
 	}
 	versions["authorization.k8s.io"] = "v1"
+	versions["authentication.k8s.io"] = "v1"
 	names := make([]string, 0, len(versions))
 	for g := range versions {
 		names = append(names, g)
@@ -109,6 +110,11 @@ func (s *Server) resourceList(path string) *metav1.APIResourceList {
 		return nil
 	}
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
+	if gv == "authentication.k8s.io/v1" {
+		list.APIResources = []metav1.APIResource{{Name: "selfsubjectreviews", SingularName: "selfsubjectreview",
+			Kind: "SelfSubjectReview", Verbs: metav1.Verbs{"create"}}}
+		return list
+	}
 	if gv == "authorization.k8s.io/v1" {
 		list.APIResources = []metav1.APIResource{{Name: "selfsubjectaccessreviews", Kind: "SelfSubjectAccessReview",
 			Verbs: metav1.Verbs{"create"}}}

@@ -17,6 +17,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 )
@@ -71,7 +72,20 @@ func openAPI() (*openAPIDocs, error) {
 // reviewResource is the authorization group's one resource, served apart
 // from storage (SelfSubjectAccessReview).
 var reviewResource = &Resource{GVR: authorizationv1.SchemeGroupVersion.WithResource("selfsubjectaccessreviews"),
-	Kind: "SelfSubjectAccessReview", Singular: "selfsubjectaccessreview"}
+	Kind: "SelfSubjectAccessReview", Singular: "selfsubjectaccessreview",
+	New: func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} }}
+
+// createOnly are the resources served without storage: POST only.
+var createOnly = []*Resource{whoamiResource, reviewResource}
+
+func isCreateOnly(r *Resource) bool {
+	for _, c := range createOnly {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
 
 func gvPath(gv schema.GroupVersion) string {
 	if gv.Group == "" {
@@ -84,7 +98,7 @@ func buildOpenAPI(resources []*Resource) (*openAPIDocs, error) {
 	kinds := kindsByType(resources)
 	byGV := map[schema.GroupVersion][]*Resource{}
 	var gvs []schema.GroupVersion
-	for _, r := range append(append([]*Resource{}, resources...), reviewResource) {
+	for _, r := range append(append([]*Resource{}, resources...), createOnly...) {
 		gv := r.GVR.GroupVersion()
 		if byGV[gv] == nil {
 			gvs = append(gvs, gv)
@@ -163,7 +177,10 @@ func v3Proto(data []byte) ([]byte, error) {
 // kindsByType maps each Go type to the kinds it is registered as in the
 // group versions served (x-kubernetes-group-version-kind).
 func kindsByType(resources []*Resource) map[reflect.Type][]schema.GroupVersionKind {
-	served := map[schema.GroupVersion]bool{reviewResource.GVR.GroupVersion(): true, autoscalingv1.SchemeGroupVersion: true}
+	served := map[schema.GroupVersion]bool{autoscalingv1.SchemeGroupVersion: true}
+	for _, r := range createOnly {
+		served[r.GVR.GroupVersion()] = true
+	}
 	for _, r := range resources {
 		served[r.GVR.GroupVersion()] = true
 	}
@@ -190,8 +207,8 @@ func kindsByType(resources []*Resource) map[reflect.Type][]schema.GroupVersionKi
 // addPaths adds r's paths, and the definitions they name, to a document.
 func addPaths(b *schemaBuilder, paths jsonObj, r *Resource, v3 bool) {
 	gv := r.GVR.GroupVersion()
-	if r == reviewResource {
-		def := b.ref(reflect.TypeOf(authorizationv1.SelfSubjectAccessReview{}))
+	if isCreateOnly(r) {
+		def := b.ref(reflect.TypeOf(r.New()).Elem())
 		op := operation{method: "post", action: "post", verbID: opID("create", gv, false, r.Kind, ""), kind: r.GVK(),
 			params: writeParams, body: def, response: def}
 		paths["/apis/"+gv.String()+"/"+r.GVR.Resource] = jsonObj{

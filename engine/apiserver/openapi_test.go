@@ -58,7 +58,7 @@ func TestOpenAPIV3IndexAndDocuments(t *testing.T) {
 	}
 	index := decodeDoc(t, docs.v3Index)
 	paths := dig(index, "paths").(map[string]interface{})
-	for _, gv := range []string{"api/v1", "apis/apps/v1", "apis/rbac.authorization.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/authorization.k8s.io/v1"} {
+	for _, gv := range []string{"api/v1", "apis/apps/v1", "apis/rbac.authorization.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/authentication.k8s.io/v1"} {
 		url, _ := dig(paths, gv, "serverRelativeURL").(string)
 		d := docs.v3[gv]
 		if d == nil || url != "/openapi/v3/"+gv+"?hash="+d.hash {

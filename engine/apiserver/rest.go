@@ -18,6 +18,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rt *reque
 			s.selfSubjectAccessReview(w, r, rt)
 			return
 		}
+		if info.apiGroup == "authentication.k8s.io" && info.resource == "selfsubjectreviews" && info.verb == "create" &&
+			info.apiVersion == "v1" && info.namespace == "" && info.name == "" {
+			s.selfSubjectReview(w, r, rt)
+			return
+		}
 		writeError(w, nil, notFound(info))
 		return
 	}
