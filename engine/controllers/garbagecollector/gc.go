@@ -53,6 +53,7 @@ type kind struct {
 	owner      cache.SharedIndexInformer
 	dependents cache.SharedIndexInformer
 	ownerKind  string
+	get        func(ctx context.Context, ns, name string) (metav1.Object, error)
 	delete     func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
 	patch      func(ctx context.Context, ns, name string, pt types.PatchType, data []byte) error
 	patchDep   func(ctx context.Context, ns, name string, pt types.PatchType, data []byte) error
@@ -101,8 +102,16 @@ func (c *Controller) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	for _, inf := range []cache.SharedIndexInformer{deploys, rss} {
+		if err := inf.AddIndexers(cache.Indexers{byUID: uidIndex}); err != nil {
+			return err
+		}
+	}
 	c.kinds = []*kind{
 		{owner: deploys, dependents: rss, ownerKind: "Deployment",
+			get: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				return apps.Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			},
 			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
 				return apps.ReplicaSets(ns).Delete(ctx, name, o)
 			},
@@ -115,6 +124,9 @@ func (c *Controller) Start(ctx context.Context) error {
 				return err
 			}},
 		{owner: rss, dependents: pods, ownerKind: "ReplicaSet",
+			get: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				return apps.ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
+			},
 			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
 				return core.Pods(ns).Delete(ctx, name, o)
 			},
@@ -145,6 +157,21 @@ func (c *Controller) Start(ctx context.Context) error {
 			},
 			DeleteFunc: enqueue,
 		})
+		// A dependent that arrives after its owner is gone (created just
+		// before the owner's deletion) must not be missed.
+		checkOwners := func(obj any) {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return
+			}
+			for _, ref := range m.GetOwnerReferences() {
+				if ref.Kind == k.ownerKind && !c.ownerExists(k, ref.UID) {
+					c.queue.Add(key{kind: i, uid: ref.UID, ns: m.GetNamespace(), name: ref.Name})
+				}
+			}
+		}
+		k.dependents.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: checkOwners,
+			UpdateFunc: func(_, obj any) { checkOwners(obj) }})
 	}
 	f.Start(ctx.Done())
 	go func() {
@@ -175,12 +202,18 @@ func (c *Controller) sweep() {
 }
 
 func (c *Controller) ownerExists(k *kind, uid types.UID) bool {
-	for _, obj := range k.owner.GetStore().List() {
-		if m, _ := meta.Accessor(obj); m.GetUID() == uid {
-			return true
-		}
+	objs, err := k.owner.GetIndexer().ByIndex(byUID, string(uid))
+	return err == nil && len(objs) > 0
+}
+
+const byUID = "uid"
+
+func uidIndex(obj any) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil
 	}
-	return false
+	return []string{string(m.GetUID())}, nil
 }
 
 func (c *Controller) worker(ctx context.Context) {
@@ -213,6 +246,16 @@ func (c *Controller) process(ctx context.Context, item key) error {
 		om, _ = meta.Accessor(owner)
 		if om.GetUID() != item.uid {
 			exists = false
+		}
+	}
+	if !exists {
+		// The cache may lag: ask the API server, as upstream's collector does.
+		live, err := k.get(ctx, item.ns, item.name)
+		if err == nil && live.GetUID() == item.uid {
+			return nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
 		}
 	}
 	switch {
