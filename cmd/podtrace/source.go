@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
@@ -28,32 +30,75 @@ import (
 //go:embed workloads/*.yaml
 var workloadFS embed.FS
 
-// engineSource shows the embedded engine in the UI.
+// engineSource shows the embedded engine in the UI. It can exist before the
+// engine has started (the UI then draws "etcd starting"): attach connects it.
 type engineSource struct {
-	ctx     context.Context
+	ctx   context.Context
+	kube  chan tui.K8sEvent
+	ready chan struct{} // closed by attach
+
+	// Set by attach before ready is closed; read only once ready is.
 	e       *engine.Engine
+	client  kubernetes.Interface
 	applier *apply.Applier
 	sub     *trace.Subscription
-
-	kube chan tui.K8sEvent
 
 	mu     sync.Mutex
 	status tui.Status
 }
 
+// errStarting answers commands sent before the cluster is up.
+var errStarting = errors.New("the cluster is still starting")
+
+// newSource returns a source whose engine is still starting.
+func newSource(ctx context.Context) *engineSource {
+	return &engineSource{ctx: ctx, kube: make(chan tui.K8sEvent, kubeEventBuffer), ready: make(chan struct{}),
+		status: tui.Status{Etcd: "starting", Runtime: "simulated"}}
+}
+
+// newEngineSource returns a source on a started engine.
 func newEngineSource(ctx context.Context, e *engine.Engine) (*engineSource, error) {
-	a, err := apply.New(e.AdminConfig())
-	if err != nil {
-		return nil, err
-	}
-	s := &engineSource{ctx: ctx, e: e, applier: a, sub: e.Hub.Subscribe(),
-		status: tui.Status{NodesTotal: len(e.Kubelets), Etcd: "starting", Runtime: "simulated"},
-		kube:   make(chan tui.K8sEvent, kubeEventBuffer)}
-	go s.watchStatus()
-	if err := s.watchKubeEvents(); err != nil {
+	s := newSource(ctx)
+	if err := s.attach(e); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// attach connects the source to the started engine. Call it once.
+func (s *engineSource) attach(e *engine.Engine) error {
+	a, err := apply.New(e.AdminConfig())
+	if err != nil {
+		return err
+	}
+	s.e, s.client, s.applier, s.sub = e, e.AdminClient(), a, e.Hub.Subscribe()
+	if err := s.watchKubeEvents(); err != nil {
+		s.sub.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.status.NodesTotal = len(e.Kubelets)
+	s.mu.Unlock()
+	close(s.ready)
+	go s.watchStatus()
+	return nil
+}
+
+// engine returns the engine once attached, else nil.
+func (s *engineSource) engine() *engine.Engine {
+	select {
+	case <-s.ready:
+		return s.e
+	default:
+		return nil
+	}
+}
+
+// setFailed shows in the header that the cluster did not start.
+func (s *engineSource) setFailed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status.Etcd = "failed"
 }
 
 // kubeEventBuffer is how many Kubernetes Events wait for the UI's next frame
@@ -63,7 +108,7 @@ const kubeEventBuffer = 16384
 // watchKubeEvents feeds the cluster's core/v1 Events, in every namespace,
 // to the events pane through an informer.
 func (s *engineSource) watchKubeEvents() error {
-	f := informers.NewSharedInformerFactory(s.e.AdminClient(), 0)
+	f := informers.NewSharedInformerFactory(s.client, 0)
 	inf := f.Core().V1().Events().Informer()
 	send := func(obj any) {
 		ev, ok := obj.(*corev1.Event)
@@ -111,7 +156,7 @@ func (s *engineSource) watchStatus() {
 		if err := s.e.Etcd.Healthy(s.ctx); err != nil {
 			st.Etcd = "unhealthy"
 		}
-		if list, err := s.e.AdminClient().CoreV1().Nodes().List(s.ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
+		if list, err := s.client.CoreV1().Nodes().List(s.ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
 			st.NodesTotal = len(list.Items)
 			for _, n := range list.Items {
 				for _, c := range n.Status.Conditions {
@@ -132,8 +177,15 @@ func (s *engineSource) watchStatus() {
 	}
 }
 
-func (s *engineSource) Name() string                { return "embedded" }
-func (s *engineSource) Events() <-chan stages.Event { return s.sub.C() }
+func (s *engineSource) Name() string { return "embedded" }
+
+// Events returns the engine's stage events; nil while it starts.
+func (s *engineSource) Events() <-chan stages.Event {
+	if s.engine() == nil {
+		return nil
+	}
+	return s.sub.C()
+}
 
 func (s *engineSource) Status() tui.Status {
 	s.mu.Lock()
@@ -156,17 +208,26 @@ func (s *engineSource) Workloads() []tui.Workload {
 }
 
 func (s *engineSource) Apply(manifest []byte) error {
+	if s.engine() == nil {
+		return errStarting
+	}
 	_, err := s.applier.Apply(s.ctx, manifest, "manifest")
 	return err
 }
 
 func (s *engineSource) DeletePod(namespace, name string) error {
-	return s.e.AdminClient().CoreV1().Pods(namespace).Delete(s.ctx, name, metav1.DeleteOptions{})
+	if s.engine() == nil {
+		return errStarting
+	}
+	return s.client.CoreV1().Pods(namespace).Delete(s.ctx, name, metav1.DeleteOptions{})
 }
 
 func (s *engineSource) Scale(namespace, kind, name string, replicas int) error {
+	if s.engine() == nil {
+		return errStarting
+	}
 	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
-	apps := s.e.AdminClient().AppsV1()
+	apps := s.client.AppsV1()
 	var err error
 	switch kind {
 	case stages.KindDeployment:
@@ -180,7 +241,10 @@ func (s *engineSource) Scale(namespace, kind, name string, replicas int) error {
 }
 
 func (s *engineSource) PodDetail(namespace, name string) (tui.PodDetail, error) {
-	c := s.e.AdminClient().CoreV1()
+	if s.engine() == nil {
+		return tui.PodDetail{}, errStarting
+	}
+	c := s.client.CoreV1()
 	p, err := c.Pods(namespace).Get(s.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return tui.PodDetail{}, err
@@ -209,5 +273,18 @@ func (s *engineSource) PodDetail(namespace, name string) (tui.PodDetail, error) 
 	return d, nil
 }
 
-func (s *engineSource) Faults() tui.FaultControl { return faultControl{t: s.e.Tracer} }
-func (s *engineSource) Clock() tui.ClockControl  { return clockControl{s.e} }
+// Faults returns the engine's fault controls; nil while it starts.
+func (s *engineSource) Faults() tui.FaultControl {
+	if s.engine() == nil {
+		return nil
+	}
+	return faultControl{t: s.e.Tracer}
+}
+
+// Clock returns the engine's clock controls; nil while it starts.
+func (s *engineSource) Clock() tui.ClockControl {
+	if s.engine() == nil {
+		return nil
+	}
+	return clockControl{s.e}
+}

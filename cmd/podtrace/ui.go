@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,31 +18,81 @@ import (
 // reads back). Benchmarks compare it with a headless run of the same workload.
 const recordEnv = "PODTRACE_RECORD"
 
-// runUI opens the terminal UI on the engine. A manifest is applied once the
-// nodes are Ready, as `run --headless` does, before the UI takes the screen.
+// startFunc starts the engine; the cleanup it returns stops it.
+type startFunc func(ctx context.Context) (*engine.Engine, func(), error)
+
+// runUI opens the terminal UI on a started engine, applying manifest first
+// if given (once the nodes are Ready, as `run --headless` does).
 func runUI(ctx context.Context, e *engine.Engine, manifest []byte, file, theme string) error {
 	// Printed before the UI takes the screen, and left in the scrollback.
 	fmt.Fprintf(os.Stderr, "export KUBECONFIG=%s\n", e.Kubeconfig)
-	if path := os.Getenv(recordEnv); path != "" {
-		stop, err := record(e.Hub, path)
-		if err != nil {
-			return err
+	started := func(context.Context) (*engine.Engine, func(), error) { return e, nil, nil }
+	return runUIStarting(ctx, started, manifest, file, theme)
+}
+
+// runUIStarting opens the terminal UI at once and starts the engine behind
+// it: the first frame does not wait for etcd (the header says "etcd
+// starting" until the cluster is up). The manifest, if any, is applied once
+// the nodes are Ready. When the cluster cannot start or the manifest cannot
+// be applied, the UI closes and the error is returned.
+func runUIStarting(ctx context.Context, start startFunc, manifest []byte, file, theme string) error {
+	uiCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	src := newSource(uiCtx)
+	var (
+		cleanup   func()
+		stopRec   func()
+		engineErr error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var e *engine.Engine
+		if e, cleanup, engineErr = start(uiCtx); engineErr == nil {
+			stopRec, engineErr = connect(uiCtx, src, e, manifest, file)
 		}
-		defer stop()
+		if engineErr != nil {
+			src.setFailed()
+			cancel()
+		}
+	}()
+	err := tui.Run(uiCtx, src, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	userQuit := uiCtx.Err() == nil // else the engine's failure (or a signal) ended the UI
+	cancel()
+	<-done
+	if stopRec != nil {
+		stopRec()
 	}
-	src, err := newEngineSource(ctx, e)
-	if err != nil {
-		return err
+	if cleanup != nil {
+		cleanup()
+	}
+	if engineErr != nil && !userQuit && !errors.Is(engineErr, context.Canceled) {
+		return engineErr
+	}
+	return err
+}
+
+// connect attaches the source to the started engine, starts the recording
+// asked for by PODTRACE_RECORD, and applies the manifest once the nodes are
+// Ready. The returned stop ends the recording (nil when none).
+func connect(ctx context.Context, src *engineSource, e *engine.Engine, manifest []byte, file string) (stop func(), err error) {
+	if path := os.Getenv(recordEnv); path != "" {
+		if stop, err = record(e.Hub, path); err != nil {
+			return nil, err
+		}
+	}
+	if err := src.attach(e); err != nil {
+		return stop, err
 	}
 	if len(manifest) > 0 {
 		if err := waitNodesReady(ctx, e); err != nil {
-			return err
+			return stop, err
 		}
 		if _, err := src.applier.Apply(ctx, manifest, file); err != nil {
-			return err
+			return stop, err
 		}
 	}
-	return tui.Run(ctx, src, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	return stop, nil
 }
 
 // record writes every event of hub to path as JSON lines until stop is called.
