@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apiserver"
@@ -135,8 +136,13 @@ func applyManifest(ctx context.Context, e *engine.Engine, manifest, source strin
 	if err != nil {
 		return err
 	}
-	_, err = a.Apply(ctx, []byte(manifest), source)
-	return err
+	// A controller writing the same object meanwhile makes the apply
+	// conflict; try again, as one would re-run kubectl apply.
+	conflict := func(err error) bool { return strings.Contains(err.Error(), "Error from server (Conflict)") }
+	return retry.OnError(retry.DefaultBackoff, conflict, func() error {
+		_, err := a.Apply(ctx, []byte(manifest), source)
+		return err
+	})
 }
 
 // deleteObject deletes "resource/name" or "resource/namespace/name"; the
