@@ -27,6 +27,10 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	case p == "/healthz" || p == "/livez" || p == "/readyz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok")
+	case (p == "/api" || p == "/api/") && wantsAggregated(r):
+		writeAggregated(w, s.aggregatedDiscovery(true))
+	case (p == "/apis" || p == "/apis/") && wantsAggregated(r):
+		writeAggregated(w, s.aggregatedDiscovery(false))
 	case p == "/api" || p == "/api/":
 		writeObject(w, json, http.StatusOK, &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 			Versions: []string{"v1"}, ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
@@ -116,8 +120,8 @@ func (s *Server) resourceList(path string) *metav1.APIResourceList {
 		return list
 	}
 	if gv == "authorization.k8s.io/v1" {
-		list.APIResources = []metav1.APIResource{{Name: "selfsubjectaccessreviews", Kind: "SelfSubjectAccessReview",
-			Verbs: metav1.Verbs{"create"}}}
+		list.APIResources = []metav1.APIResource{{Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview",
+			Kind: "SelfSubjectAccessReview", Verbs: metav1.Verbs{"create"}}}
 		return list
 	}
 	for _, r := range s.ordered {
