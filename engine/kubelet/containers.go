@@ -195,7 +195,7 @@ func (w *podWorker) create(ctx context.Context, pod *v1.Pod, c *ctr) (time.Time,
 	}
 	id, err := k.rt.CreateContainer(ctx, w.s.sandboxID, runtime.ContainerConfig{Name: c.spec.Name, Attempt: int(c.restarts),
 		Image: c.imageRef, Command: c.spec.Command, Args: c.spec.Args, Env: env, Annotations: pod.Annotations,
-		Resources: linuxResources(c.spec)})
+		Resources: runtime.ResourcesFor(c.spec.Resources)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return time.Time{}, false
@@ -334,29 +334,4 @@ func gracePeriod(pod *v1.Pod) time.Duration {
 		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
 	}
 	return 30 * time.Second
-}
-
-// linuxResources converts a container's requests and limits to cgroup
-// settings as the kubelet does: shares from the cpu request (1024 per cpu,
-// at least 2), a CFS quota from the cpu limit over a 100 ms period, and the
-// memory limit.
-func linuxResources(c v1.Container) *runtime.Resources {
-	const period = 100000
-	r := &runtime.Resources{CPUShares: 2}
-	req, hasReq := c.Resources.Requests[v1.ResourceCPU]
-	lim, hasLim := c.Resources.Limits[v1.ResourceCPU]
-	if !hasReq && hasLim {
-		req, hasReq = lim, true
-	}
-	if hasReq {
-		r.CPUShares = max(2, req.MilliValue()*1024/1000)
-	}
-	if hasLim {
-		r.CPUPeriod = period
-		r.CPUQuota = max(1000, lim.MilliValue()*period/1000)
-	}
-	if mem, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
-		r.MemoryLimitBytes = mem.Value()
-	}
-	return r
 }
