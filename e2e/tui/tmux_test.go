@@ -21,9 +21,13 @@ var (
 	buildErr  error
 )
 
-// binary builds ./cmd/podtrace once per test process and returns its path.
+// binary builds ./cmd/podtrace once per test process and returns its path;
+// $PODTRACE_BIN names a binary to use instead.
 func binary(tb testing.TB) string {
 	tb.Helper()
+	if bin := os.Getenv("PODTRACE_BIN"); bin != "" {
+		return bin
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "podtrace-e2e-bin-")
 		if err != nil {
