@@ -447,7 +447,9 @@ func (m *Model) pageOrScroll(d int) {
 // is done. It honours NO_COLOR whatever opt says.
 func Run(ctx context.Context, src Source, opt Options) error {
 	opt.NoColor = opt.NoColor || themes.NoColorEnv()
-	p := tea.NewProgram(New(src, opt), tea.WithContext(ctx))
+	// The renderer flushes at the frame rate: more often would only compare
+	// unchanged frames.
+	p := tea.NewProgram(New(src, opt), tea.WithContext(ctx), tea.WithFPS(int(time.Second/frameInterval)))
 	_, err := p.Run()
 	if err != nil && !(ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled)) {
 		return fmt.Errorf("run ui: %w", err)
