@@ -19,6 +19,9 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed (.ci/run installs it)")
+		}
 		t.Skip("tmux not installed")
 	}
 	bin := filepath.Join(t.TempDir(), "tuidemo")
