@@ -137,8 +137,13 @@ func applyManifest(ctx context.Context, e *engine.Engine, manifest, source strin
 		return err
 	}
 	// A controller writing the same object meanwhile makes the apply
-	// conflict; try again, as one would re-run kubectl apply.
-	conflict := func(err error) bool { return strings.Contains(err.Error(), "Error from server (Conflict)") }
+	// conflict, and a namespace created by the same manifest may not be in
+	// the API server's cache yet; try again, as one would re-run kubectl apply.
+	conflict := func(err error) bool {
+		msg := err.Error()
+		return strings.Contains(msg, "Error from server (Conflict)") ||
+			(strings.Contains(msg, "Error from server (NotFound)") && strings.Contains(msg, `: namespaces "`))
+	}
 	return retry.OnError(retry.DefaultBackoff, conflict, func() error {
 		_, err := a.Apply(ctx, []byte(manifest), source)
 		return err
