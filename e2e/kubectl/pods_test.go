@@ -182,6 +182,13 @@ func testFieldValidation(t *testing.T, k *kubectl, name string) {
 	if want := `Error from server (NotFound): deployments.apps "` + name + `" not found`; strings.TrimSpace(errOut) != want {
 		t.Errorf("a refused manifest left something behind: %q", errOut)
 	}
+	// --validate=warn: the server drops the field and says so in a Warning header.
+	out, errOut, err := k.run("apply", "-f", unknown, "--validate=warn")
+	if err != nil || strings.TrimSpace(out) != "deployment.apps/"+name+" created" ||
+		strings.TrimSpace(errOut) != `Warning: unknown field "spec.replica"` {
+		t.Errorf("apply --validate=warn: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	k.ok("delete", "deployment", name, "--wait")
 }
 
 // testDelete deletes and waits: when kubectl returns, the object is gone.
