@@ -209,7 +209,7 @@ func addPaths(b *schemaBuilder, paths jsonObj, r *Resource, v3 bool) {
 	gv := r.GVR.GroupVersion()
 	if isCreateOnly(r) {
 		def := b.ref(reflect.TypeOf(r.New()).Elem())
-		op := operation{method: "post", action: "post", verbID: opID("create", gv, false, r.Kind, ""), kind: r.GVK(),
+		op := operation{method: "post", action: "post", operationID: opID("create", gv, false, r.Kind, ""), kind: r.GVK(),
 			params: writeParams, body: def, response: def}
 		paths["/apis/"+gv.String()+"/"+r.GVR.Resource] = jsonObj{
 			"parameters": []interface{}{paramJSON(pPretty, v3)},

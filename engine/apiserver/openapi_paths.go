@@ -50,12 +50,12 @@ var (
 
 // operation is one HTTP operation on a path.
 type operation struct {
-	method, action, verbID string // put/patch/...; x-kubernetes-action; operationId verb
-	kind                   schema.GroupVersionKind
-	params                 []param
-	body                   string // definition name of the request body, "" for none
-	response               string // definition name of the 200 response
-	consumes               []string
+	method, action, operationID string // get/put/...; x-kubernetes-action; operationId
+	kind                        schema.GroupVersionKind
+	params                      []param
+	body                        string // definition name of the request body, "" for none
+	response                    string // definition name of the 200 response
+	consumes                    []string
 }
 
 // pathItem is one URL path with its operations.
@@ -105,20 +105,20 @@ func pathsFor(r *Resource, kindDef, listDef string) []pathItem {
 	id := func(verb, suffix string) string { return opID(verb, gv, r.Namespaced, r.Kind, suffix) }
 	items := []pathItem{
 		{path: collection, params: collParams, ops: []operation{
-			{method: "get", action: "list", verbID: id("list", ""), kind: gvk, params: listParams, response: listDef},
-			{method: "post", action: "post", verbID: id("create", ""), kind: gvk, params: writeParams, body: kindDef, response: kindDef},
-			{method: "delete", action: "deletecollection", verbID: id("deleteCollection", ""), kind: gvk, params: append(append([]param{}, deleteParams...), listParams...), response: "io.k8s.apimachinery.pkg.apis.meta.v1.Status"},
+			{method: "get", action: "list", operationID: id("list", ""), kind: gvk, params: listParams, response: listDef},
+			{method: "post", action: "post", operationID: id("create", ""), kind: gvk, params: writeParams, body: kindDef, response: kindDef},
+			{method: "delete", action: "deletecollection", operationID: id("deleteCollection", ""), kind: gvk, params: append(append([]param{}, deleteParams...), listParams...), response: "io.k8s.apimachinery.pkg.apis.meta.v1.Status"},
 		}},
 		{path: item, params: itemParams, ops: []operation{
-			{method: "get", action: "get", verbID: id("read", ""), kind: gvk, response: kindDef},
-			{method: "put", action: "put", verbID: id("replace", ""), kind: gvk, params: writeParams, body: kindDef, response: kindDef},
-			{method: "patch", action: "patch", verbID: id("patch", ""), kind: gvk, params: patchParams, body: "io.k8s.apimachinery.pkg.apis.meta.v1.Patch", response: kindDef, consumes: patchTypes},
-			{method: "delete", action: "delete", verbID: id("delete", ""), kind: gvk, params: deleteParams, response: "io.k8s.apimachinery.pkg.apis.meta.v1.Status"},
+			{method: "get", action: "get", operationID: id("read", ""), kind: gvk, response: kindDef},
+			{method: "put", action: "put", operationID: id("replace", ""), kind: gvk, params: writeParams, body: kindDef, response: kindDef},
+			{method: "patch", action: "patch", operationID: id("patch", ""), kind: gvk, params: patchParams, body: "io.k8s.apimachinery.pkg.apis.meta.v1.Patch", response: kindDef, consumes: patchTypes},
+			{method: "delete", action: "delete", operationID: id("delete", ""), kind: gvk, params: deleteParams, response: "io.k8s.apimachinery.pkg.apis.meta.v1.Status"},
 		}},
 	}
 	if r.Namespaced {
 		items = append(items, pathItem{path: root + "/" + r.GVR.Resource, params: []param{pPretty}, ops: []operation{
-			{method: "get", action: "list", verbID: opID("list", gv, false, r.Kind, "ForAllNamespaces"), kind: gvk, params: listParams, response: listDef},
+			{method: "get", action: "list", operationID: opID("list", gv, false, r.Kind, "ForAllNamespaces"), kind: gvk, params: listParams, response: listDef},
 		}})
 	}
 	for _, sub := range r.Subresources {
@@ -126,23 +126,23 @@ func pathsFor(r *Resource, kindDef, listDef string) []pathItem {
 		switch sub {
 		case "status":
 			p.ops = []operation{
-				{method: "get", action: "get", verbID: id("read", "Status"), kind: gvk, response: kindDef},
-				{method: "put", action: "put", verbID: id("replace", "Status"), kind: gvk, params: writeParams, body: kindDef, response: kindDef},
-				{method: "patch", action: "patch", verbID: id("patch", "Status"), kind: gvk, params: patchParams, body: "io.k8s.apimachinery.pkg.apis.meta.v1.Patch", response: kindDef, consumes: patchTypes},
+				{method: "get", action: "get", operationID: id("read", "Status"), kind: gvk, response: kindDef},
+				{method: "put", action: "put", operationID: id("replace", "Status"), kind: gvk, params: writeParams, body: kindDef, response: kindDef},
+				{method: "patch", action: "patch", operationID: id("patch", "Status"), kind: gvk, params: patchParams, body: "io.k8s.apimachinery.pkg.apis.meta.v1.Patch", response: kindDef, consumes: patchTypes},
 			}
 		case "scale":
 			scale := schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 			def := "io.k8s.api.autoscaling.v1.Scale"
 			p.ops = []operation{
-				{method: "get", action: "get", verbID: id("read", "Scale"), kind: scale, response: def},
-				{method: "put", action: "put", verbID: id("replace", "Scale"), kind: scale, params: writeParams, body: def, response: def},
-				{method: "patch", action: "patch", verbID: id("patch", "Scale"), kind: scale, params: patchParams, body: "io.k8s.apimachinery.pkg.apis.meta.v1.Patch", response: def, consumes: patchTypes},
+				{method: "get", action: "get", operationID: id("read", "Scale"), kind: scale, response: def},
+				{method: "put", action: "put", operationID: id("replace", "Scale"), kind: scale, params: writeParams, body: def, response: def},
+				{method: "patch", action: "patch", operationID: id("patch", "Scale"), kind: scale, params: patchParams, body: "io.k8s.apimachinery.pkg.apis.meta.v1.Patch", response: def, consumes: patchTypes},
 			}
 		case "binding":
 			b := schema.GroupVersionKind{Version: "v1", Kind: "Binding"}
-			p.ops = []operation{{method: "post", action: "post", verbID: id("create", "Binding"), kind: b, params: writeParams, body: "io.k8s.api.core.v1.Binding", response: "io.k8s.api.core.v1.Binding"}}
+			p.ops = []operation{{method: "post", action: "post", operationID: id("create", "Binding"), kind: b, params: writeParams, body: "io.k8s.api.core.v1.Binding", response: "io.k8s.api.core.v1.Binding"}}
 		case "log":
-			p.ops = []operation{{method: "get", action: "get", verbID: id("read", "Log"), kind: gvk, params: logParams}}
+			p.ops = []operation{{method: "get", action: "get", operationID: id("read", "Log"), kind: gvk, params: logParams}}
 		default:
 			continue
 		}
@@ -161,7 +161,7 @@ func operationJSON(op operation, v3 bool, gv schema.GroupVersion, prefix string)
 	}
 	tag += "_" + gv.Version
 	o := jsonObj{
-		"operationId":                     op.verbID,
+		"operationId":                     op.operationID,
 		"tags":                            []string{tag},
 		"x-kubernetes-action":             op.action,
 		"x-kubernetes-group-version-kind": jsonObj{"group": op.kind.Group, "version": op.kind.Version, "kind": op.kind.Kind},
