@@ -230,19 +230,15 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() (b
 	}
 }
 
-// fields splits each line of a table into its columns (runs of 2+ spaces
-// separate columns in kubectl's tables; single spaces stay inside a cell).
+// tableRows splits each line of a kubectl table into its cells: runs of two
+// or more spaces separate columns, single spaces stay inside a cell ("NOMINATED
+// NODE", "1 (5m ago)"); empty cells vanish.
 func tableRows(out string) [][]string {
 	var rows [][]string
 	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
+		if strings.TrimSpace(line) != "" {
+			rows = append(rows, splitColumns(line))
 		}
-		var cells []string
-		for _, c := range splitColumns(line) {
-			cells = append(cells, c)
-		}
-		rows = append(rows, cells)
 	}
 	return rows
 }
