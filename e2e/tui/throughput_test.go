@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ spec:
 type runStats struct {
 	ready int           // pods that reached Ready
 	span  time.Duration // engine time from the Deployment's create to the last pod Ready
+	cpu   time.Duration // CPU time spent from the process start to the last pod Ready
 }
 
 // podsPerSecond is the throughput in pods per wall-clock second at speed.
@@ -97,40 +99,114 @@ type throughputRun struct {
 	headlessTimeout time.Duration
 }
 
-// headless runs the workload with `run --headless` and reads its JSON lines.
+// headless runs the workload with `run --headless` and reads its JSON lines;
+// cpu is the process's CPU time from its start to the last pod Ready.
 func (r throughputRun) headless(b *testing.B) runStats {
-	out, err := exec.Command(r.bin, "run", "-f", r.manifest, "--headless", "--nodes", strconv.Itoa(r.nodes),
-		"--speed", fmt.Sprint(r.speed), "--timeout", r.headlessTimeout.String()).Output()
+	outPath := filepath.Join(b.TempDir(), "headless.jsonl")
+	out, err := os.Create(outPath)
 	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(r.bin, "run", "-f", r.manifest, "--headless", "--nodes", strconv.Itoa(r.nodes),
+		"--speed", fmt.Sprint(r.speed), "--timeout", r.headlessTimeout.String())
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	cpu := waitReady(b, outPath, r.pods, r.headlessTimeout, func() time.Duration { return cpuTime(cmd.Process.Pid) }, nil)
+	if err := cmd.Wait(); err != nil {
 		b.Fatalf("headless run: %v", err)
 	}
-	return trackLines(out).stats()
+	data, err := os.ReadFile(outPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := trackLines(data).stats()
+	st.cpu = cpu
+	return st
 }
 
 // withUI runs the same workload with the UI attached to a tmux pty at
-// 120×40, recording the same events, and quits once every pod is Ready.
+// 120×40, recording the same events, and quits once every pod is Ready; cpu
+// adds what the tmux server spent drawing to what podtrace spent.
 func (r throughputRun) withUI(b *testing.B) runStats {
 	rec := filepath.Join(b.TempDir(), "events.jsonl")
 	tm := startTerm(b, 120, 40, "env", recordEnv+"="+rec, r.bin, "-f", r.manifest, "--nodes", strconv.Itoa(r.nodes),
 		"--speed", fmt.Sprint(r.speed))
-	deadline := time.Now().Add(r.headlessTimeout)
-	for {
-		data, _ := os.ReadFile(rec)
-		if st := trackLines(data).stats(); st.ready >= r.pods {
-			break
+	server, _ := strconv.Atoi(strings.TrimSpace(tm.tmux("display", "-p", "#{pid}")))
+	pane, _ := strconv.Atoi(strings.TrimSpace(tm.tmux("display", "-p", "-t", tm.session, "#{pane_pid}")))
+	serverStart := cpuTime(server)
+	pid := 0
+	cpu := waitReady(b, rec, r.pods, r.headlessTimeout, func() time.Duration {
+		if pid == 0 {
+			pid = childOf(pane)
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("pods not Ready with the UI after %s; screen:\n%s", r.headlessTimeout, tm.screen())
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return cpuTime(pid) + cpuTime(server) - serverStart
+	}, tm)
 	tm.keys("q")
 	tm.waitFor("podtrace to exit", time.Minute, has("podtrace exited 0"))
 	data, err := os.ReadFile(rec)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return trackLines(data).stats()
+	st := trackLines(data).stats()
+	st.cpu = cpu
+	return st
+}
+
+// waitReady polls the JSON-lines file until pods are Ready and returns cpu()
+// read right then.
+func waitReady(b *testing.B, path string, pods int, timeout time.Duration, cpu func() time.Duration, tm *term) time.Duration {
+	deadline := time.Now().Add(timeout)
+	for {
+		cpu() // keeps the last reading fresh while the process lives
+		data, _ := os.ReadFile(path)
+		if st := trackLines(data).stats(); st.ready >= pods {
+			return cpu()
+		}
+		if time.Now().After(deadline) {
+			screen := ""
+			if tm != nil {
+				screen = tm.screen()
+			}
+			b.Fatalf("pods not Ready after %s\n%s", timeout, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// cpuTime is the user and system CPU time of process pid (0 when unknown).
+func cpuTime(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces): state is 3rd, utime 14th, stime 15th.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.Atoi(f[11])
+	stt, _ := strconv.Atoi(f[12])
+	return time.Duration(ut+stt) * time.Second / 100 // USER_HZ
+}
+
+// childOf returns the first child process of pid (0 when none yet).
+func childOf(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	c, _ := strconv.Atoi(f[0])
+	return c
 }
 
 // recordEnv is cmd/podtrace's variable naming a file for the UI's events.
@@ -156,7 +232,7 @@ func BenchmarkThroughputUIvsHeadless(b *testing.B) {
 				b.Fatal(err)
 			}
 			var headless, ui float64
-			var ratios []float64
+			var ratios, cpuRatios []float64
 			for i := 0; i < b.N; i++ {
 				h := r.headless(b)
 				u := r.withUI(b)
@@ -164,16 +240,22 @@ func BenchmarkThroughputUIvsHeadless(b *testing.B) {
 					b.Fatalf("pods Ready: headless %d, UI %d, want %d", h.ready, u.ready, r.pods)
 				}
 				hp, up := h.podsPerSecond(r.speed), u.podsPerSecond(r.speed)
-				b.Logf("run %d: headless %.1f pods/s (%s engine time), UI %.1f pods/s (%s), UI/headless %.1f%%",
-					i+1, hp, h.span.Round(time.Millisecond), up, u.span.Round(time.Millisecond), 100*up/hp)
+				b.Logf("run %d: headless %.1f pods/s (%s engine time, %s CPU), UI %.1f pods/s (%s, %s CPU with tmux), UI/headless %.1f%%, CPU headless/UI %.1f%%",
+					i+1, hp, h.span.Round(time.Millisecond), h.cpu, up, u.span.Round(time.Millisecond), u.cpu, 100*up/hp,
+					100*h.cpu.Seconds()/u.cpu.Seconds())
 				headless += hp
 				ui += up
 				ratios = append(ratios, 100*up/hp)
+				cpuRatios = append(cpuRatios, 100*h.cpu.Seconds()/u.cpu.Seconds())
 			}
 			sort.Float64s(ratios)
+			sort.Float64s(cpuRatios)
 			b.ReportMetric(headless/float64(b.N), "headless-pods/s")
 			b.ReportMetric(ui/float64(b.N), "ui-pods/s")
 			b.ReportMetric(ratios[len(ratios)/2], "median-ui/headless-%")
+			// Headless CPU over UI CPU for the same pods: the throughput the UI
+			// leaves when the CPU is the limit, whatever else runs on the machine.
+			b.ReportMetric(cpuRatios[len(cpuRatios)/2], "median-cpu-headless/ui-%")
 		})
 	}
 }
