@@ -363,8 +363,14 @@ func (w *Watcher) Flush(cutoff time.Time) {
 		if a.ev.Stage != b.ev.Stage {
 			return a.ev.Stage.Index() < b.ev.Stage.Index()
 		}
-		if a.ev.Status != b.ev.Status {
-			return a.ev.Status == stages.Started
+		if na, nb := max(a.ev.Attempt, 1), max(b.ev.Attempt, 1); na != nb {
+			return na < nb
+		}
+		if ra, rb := statusRank[a.ev.Status], statusRank[b.ev.Status]; ra != rb {
+			return ra < rb
+		}
+		if ra, rb := reasonRank[a.ev.Reason], reasonRank[b.ev.Reason]; ra != rb {
+			return ra < rb
 		}
 		return a.key < b.key
 	})
@@ -418,3 +424,10 @@ func sortTime(e stages.Event) time.Time {
 	}
 	return t.Truncate(Resolution)
 }
+
+// Within one second and stage: an attempt starts, fails (Failed before the
+// BackOff that follows it), then succeeds.
+var (
+	statusRank = map[stages.Status]int{stages.Started: 0, stages.Waiting: 1, stages.Retrying: 2, stages.Failed: 2, stages.Succeeded: 3}
+	reasonRank = map[string]int{"Failed": 0, "BackOff": 1}
+)

@@ -334,3 +334,62 @@ func TestAttachReadsTheAuditLog(t *testing.T) {
 		t.Errorf("missing audit log: %v", err)
 	}
 }
+
+// TestAttachShowsRetries breaks the first image pull and the first start
+// of a pod in the embedded engine: attach shows the kubelet's Failed and
+// BackOff as retrying attempts of pull and start, then their success.
+func TestAttachShowsRetries(t *testing.T) {
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1, Speed: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, f := range []string{"pull:flake:1@pod/default/flaky", "start:flake:1@pod/default/flaky"} {
+		fault, err := stages.ParseFault(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Tracer.Faults.Add(fault)
+	}
+	col := &collector{}
+	w, err := attach.New(attach.Config{Client: e.AdminClient(), Namespace: "default", Target: attach.Target{Kind: stages.KindPod, Name: "flaky"}, Emitter: col})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
+	if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.WaitFor(t, 60*time.Second, "flaky Ready", func() bool {
+		for _, ev := range col.events() {
+			if ev.Stage == stages.Ready && ev.Status == stages.Succeeded {
+				return true
+			}
+		}
+		return false
+	})
+	var story []string
+	for _, ev := range col.events() {
+		if ev.Stage == stages.Pull || ev.Stage == stages.Start {
+			story = append(story, string(ev.Stage)+":"+string(ev.Status)+":"+ev.Reason)
+		}
+	}
+	s := strings.Join(story, " ")
+	for _, want := range []string{"pull:retrying:Failed", "pull:retrying:BackOff", "pull:succeeded:Pulled",
+		"start:retrying:Failed", "start:succeeded:Started"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %s in %s", want, s)
+		}
+	}
+	if strings.Index(s, "pull:retrying:Failed") > strings.Index(s, "pull:retrying:BackOff") ||
+		strings.Index(s, "pull:retrying:BackOff") > strings.Index(s, "pull:succeeded") {
+		t.Errorf("pull's story out of order (Failed, BackOff, then Pulled): %s", s)
+	}
+}

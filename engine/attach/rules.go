@@ -94,13 +94,15 @@ func podItems(p *v1.Pod) []item {
 	statuses := append(append([]v1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 	for _, cs := range statuses {
 		_, regular := hooks[cs.Name]
+		// The current instance is attempt restartCount+1, the one before it restartCount.
 		var started time.Time
+		n := int(cs.RestartCount) + 1
 		if r := cs.State.Running; r != nil {
 			started = r.StartedAt.Time
 		} else if t := cs.State.Terminated; t != nil && !t.StartedAt.IsZero() {
 			started = t.StartedAt.Time
 		} else if t := cs.LastTerminationState.Terminated; t != nil && !t.StartedAt.IsZero() {
-			started = t.StartedAt.Time
+			started, n = t.StartedAt.Time, int(cs.RestartCount)
 		}
 		if started.IsZero() {
 			// Waiting reasons (CrashLoopBackOff, ...) come with their own Events.
@@ -109,7 +111,10 @@ func podItems(p *v1.Pod) []item {
 		for _, st := range []stages.ID{stages.Pull, stages.Create, stages.Start} {
 			e := at(st, kubeletC, started, "", "")
 			e.Container = cs.Name
-			out = append(out, item{string(st) + "|" + cs.Name, e})
+			if n > 1 {
+				e.Attempt = n
+			}
+			out = append(out, item{attemptKey(st, cs.Name, n), e})
 		}
 		if regular && !hooks[cs.Name] {
 			e := at(stages.Hooks, kubeletC, started, "", "no postStart hook")
@@ -144,6 +149,11 @@ var containerField = regexp.MustCompile(`^spec\.(?:initContainers|containers|eph
 
 // pulledIn reads the pull time kubelet puts in its Pulled message.
 var pulledIn = regexp.MustCompile(`^Successfully pulled image ".*" in ([0-9.a-zµ]+) \(`)
+
+// startFailure tells StartContainer's errors from CreateContainer's: the
+// kubelet reports both as Failed "Error: ...", but only a start goes as far
+// as the runtime's task and the OCI runtime.
+var startFailure = regexp.MustCompile(`(?i)containerd task|OCI runtime|start container|starting container|RunContainerError`)
 
 // scaledRS reads the ReplicaSet name from the Deployment controller's message.
 var scaledRS = regexp.MustCompile(`^Scaled (?:up|down) replica set (\S+) from \d+ to \d+$`)
@@ -189,14 +199,16 @@ func eventItems(ev *v1.Event) []item {
 	repeat := ev.Reason + "|" + e.Container + "|" + ev.Name + "|" + strconv.Itoa(n)
 	set := func(stage stages.ID, status stages.Status, comp string) []item {
 		e.Stage, e.Status, e.Component = stage, status, comp
-		key := string(stage) + "|" + e.Container // the same key as the pod status gives
+		// The n-th Pulled, Created or Started is the container's n-th
+		// instance: the same key as the pod status gives it.
+		key := attemptKey(stage, e.Container, n)
 		switch status {
 		case stages.Retrying, stages.Failed:
 			key = string(stage) + "|" + repeat
 		case stages.Started:
 			key += "|started"
-			e.Attempt = 0
-		default:
+		}
+		if status != stages.Retrying && status != stages.Failed && n == 1 {
 			e.Attempt = 0
 		}
 		return []item{{key, e}}
@@ -251,6 +263,9 @@ func eventItems(ev *v1.Event) []item {
 			strings.Contains(ev.Message, "ImagePull") || strings.Contains(ev.Message, "InvalidImageName") {
 			return set(stages.Pull, stages.Retrying, kubeletC)
 		}
+		if startFailure.MatchString(ev.Message) {
+			return set(stages.Start, stages.Retrying, kubeletC)
+		}
 		return set(stages.Create, stages.Retrying, kubeletC)
 	case "BackOff":
 		if strings.HasPrefix(ev.Message, "Back-off pulling image") {
@@ -271,4 +286,13 @@ func eventItems(ev *v1.Event) []item {
 		return set(stages.Kubelet, stages.Retrying, kubeletC)
 	}
 	return nil
+}
+
+// attemptKey names the n-th instance of a per-container stage.
+func attemptKey(stage stages.ID, container string, n int) string {
+	k := string(stage) + "|" + container
+	if n > 1 {
+		k += "|#" + strconv.Itoa(n)
+	}
+	return k
 }

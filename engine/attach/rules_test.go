@@ -40,6 +40,7 @@ func TestEventItems(t *testing.T) {
 		{"err image pull", ctr, "Failed", "Error: ErrImagePull", 1, stages.Pull, stages.Retrying, "kubelet", "Pod", "web-1", 0},
 		{"pull backoff", ctr, "BackOff", `Back-off pulling image "nginx:nope"`, 3, stages.Pull, stages.Retrying, "kubelet", "Pod", "web-1", 0},
 		{"create error", ctr, "Failed", `Error: configmap "x" not found`, 1, stages.Create, stages.Retrying, "kubelet", "Pod", "web-1", 0},
+		{"start error", ctr, "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "x": executable file not found in $PATH: unknown`, 2, stages.Start, stages.Retrying, "kubelet", "Pod", "web-1", 0},
 		{"created", ctr, "Created", "Created container: web", 1, stages.Create, stages.Succeeded, "kubelet", "Pod", "web-1", 0},
 		{"started", ctr, "Started", "Started container web", 1, stages.Start, stages.Succeeded, "kubelet", "Pod", "web-1", 0},
 		{"crash loop", ctr, "BackOff", "Back-off restarting failed container web in pod web-1_default(u1)", 5, stages.Start, stages.Retrying, "kubelet", "Pod", "web-1", 0},
@@ -70,6 +71,34 @@ func TestEventItems(t *testing.T) {
 				t.Errorf("attempt %d, want the Event's count %d", e.Attempt, tt.count)
 			}
 		})
+	}
+}
+
+// TestRestartsAreNewAttempts: the third Started of a crash-looping
+// container is its third instance, the same fact the status gives when
+// restartCount is 2, and distinct from the first.
+func TestRestartsAreNewAttempts(t *testing.T) {
+	ref := v1.ObjectReference{Kind: "Pod", Namespace: "d", Name: "p", UID: "u", FieldPath: "spec.containers{c}"}
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC))
+	started := func(n int32) item {
+		return eventItems(&v1.Event{InvolvedObject: ref, Reason: "Started", Count: n, LastTimestamp: at})[0]
+	}
+	first, third := started(1), started(3)
+	if first.key == third.key || third.ev.Attempt != 3 || first.ev.Attempt != 0 {
+		t.Fatalf("first %q (attempt %d), third %q (attempt %d)", first.key, first.ev.Attempt, third.key, third.ev.Attempt)
+	}
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "d", UID: "u", CreationTimestamp: at},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
+		Status: v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "c", RestartCount: 2,
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: at}}}}}}
+	var keys []string
+	for _, it := range podItems(p) {
+		if it.ev.Stage == stages.Start {
+			keys = append(keys, it.key)
+		}
+	}
+	if len(keys) != 1 || keys[0] != third.key {
+		t.Fatalf("status keys %v, want [%s]", keys, third.key)
 	}
 }
 
