@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 )
 
 // startBin starts bin with args and stops it with SIGINT when the test ends.
-func startBin(t *testing.T, bin string, stdout, stderr *bytes.Buffer, args ...string) *exec.Cmd {
+func startBin(t *testing.T, bin string, stdout, stderr io.Writer, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestAgentJoinsACluster serves a one-node cluster and adds a podtrace
+// agent node to it from its kubeconfig; a pod bound to the agent's node
+// runs there, and the agent prints its stage events with --events. With
+// root, the same with real containers (--runtime containerd).
+func TestAgentJoinsACluster(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	var serveOut, serveErr bytes.Buffer
+	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "1", "--data-dir", filepath.Join(dir, "cluster"))
+	kubeconfig := filepath.Join(dir, "cluster", "kubeconfig")
+	waitFile(t, kubeconfig, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+
+	runtimes := []struct{ name, image string }{{"sim", "nginx:1.27"}}
+	if os.Geteuid() == 0 {
+		runtimes = append(runtimes, struct{ name, image string }{"containerd", "podtrace.dev/demo:1.0"})
+	}
+	for _, rt := range runtimes {
+		t.Run(rt.name, func(t *testing.T) {
+			prefix := "agent-" + rt.name + "-"
+			node := prefix + "node-1"
+			out, errOut := &syncBuffer{}, &syncBuffer{}
+			agent := startBin(t, bin, out, errOut, "agent", "--kubeconfig", kubeconfig, "--nodes", "1",
+				"--name-prefix", prefix, "--runtime", rt.name, "--events", "--data-dir", filepath.Join(dir, rt.name))
+			deadline := time.Now().Add(120 * time.Second)
+			for !strings.Contains(errOut.String(), "1 node(s) Ready") {
+				if time.Now().After(deadline) {
+					t.Fatalf("agent not Ready: %q", errOut.String())
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			ctx := context.Background()
+			name := "on-" + rt.name
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: rt.image}}}}
+			if _, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			defer c.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{})
+			for {
+				p, err := c.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+				if err == nil && p.Status.Phase == corev1.PodRunning && podReady(p) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("pod on %s not Running and Ready: %v %+v", node, err, p.Status)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			_ = agent.Process.Signal(syscall.SIGINT)
+			if err := agent.Wait(); err != nil {
+				t.Errorf("agent did not stop cleanly: %v (%s)", err, errOut.String())
+			}
+			seen := map[stages.ID]bool{}
+			sc := bufio.NewScanner(strings.NewReader(out.String()))
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				var e stages.Event
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+					t.Fatalf("--events line %q: %v", sc.Text(), err)
+				}
+				if e.Pod == name && e.Status == stages.Succeeded {
+					seen[e.Stage] = true
+				}
+			}
+			for _, s := range []stages.ID{stages.Kubelet, stages.Sandbox, stages.CNI, stages.Pull, stages.Create, stages.Start, stages.Ready} {
+				if !seen[s] {
+					t.Errorf("agent printed no %s succeeded for %s", s, name)
+				}
+			}
+		})
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
