@@ -18,8 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -222,4 +224,35 @@ func fmtIDs(ids []stages.ID) string {
 		s[i] = string(id)
 	}
 	return strings.Join(s, " ")
+}
+
+// TestAttachSourceHeader: the header names the cluster's context, says it
+// is read-only and why, and the lanes mark what a cluster does not expose.
+func TestAttachSourceHeader(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := trace.NewHub()
+	src := newAttachSource(ctx, fake.NewClientset(), "prod-eu", "default", false, hub)
+	if src.Name() != "cluster prod-eu" {
+		t.Errorf("name %q", src.Name())
+	}
+	st := src.Status()
+	if st.ReadOnly != "read-only: attached to cluster prod-eu" || st.Resolution != time.Second || len(st.Unobservable) != 4 {
+		t.Errorf("status %+v", st)
+	}
+	if err := src.Apply(nil); err == nil || err.Error() != st.ReadOnly {
+		t.Errorf("apply: %v, want the read-only reason", err)
+	}
+	if src.Faults() != nil || src.Clock() != nil {
+		t.Error("a cluster offers faults or clock controls")
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	evs := []stages.Event{{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Persist, Status: stages.Succeeded, Component: "kube-apiserver"}}
+	frame := Snapshot(src, evs, 120, 12)
+	if !strings.Contains(frame, "cluster prod-eu") || !strings.Contains(frame, "read-only") {
+		t.Errorf("header does not name the cluster:\n%s", frame)
+	}
+	if !strings.Contains(frame, "web-1") || !strings.Contains(frame, "–") {
+		t.Errorf("lane without the not-observable marks:\n%s", frame)
+	}
 }
