@@ -72,6 +72,27 @@ func TestAttachRecordAndReplay(t *testing.T) {
 	waitFile(t, kubeconfig, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
 	time.Sleep(500 * time.Millisecond) // the kubeconfig is written before the API answers
 
+	// Wrong credentials and an unknown CA fail in one line too.
+	server := ""
+	if cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig); err == nil {
+		server = cfg.Host
+	}
+	for _, tt := range []struct{ user, cluster, want string }{
+		{"{token: not-a-token}", "{server: " + server + ", insecure-skip-tls-verify: true}", "podtrace: attach to x: cannot read pods: Unauthorized"},
+		{"{token: not-a-token}", "{server: " + server + "}", "podtrace: attach to x: cannot read pods: "},
+	} {
+		kc := filepath.Join(dir, "bad-kubeconfig")
+		body := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: " + tt.cluster + "}]\n" +
+			"contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\nusers: [{name: u, user: " + tt.user + "}]\n"
+		if err := os.WriteFile(kc, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := run(t, bin, "attach", "--kubeconfig", kc, "--headless")
+		if code != 1 || !strings.HasPrefix(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("exit %d, stderr %q, want one line starting %q", code, errOut, tt.want)
+		}
+	}
+
 	rec := filepath.Join(dir, "rec.jsonl")
 	var attOut, attErr bytes.Buffer
 	att := startBin(t, bin, &attOut, &attErr, "attach", "--kubeconfig", kubeconfig, "--headless", "--record", rec)
