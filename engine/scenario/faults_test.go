@@ -241,3 +241,43 @@ func podShows(ctx context.Context, e *engine.Engine, name, waiting, cond string)
 	}
 	return false, strings.Join(seen, ", ")
 }
+
+// TestNodeNotReadyFault takes one node NotReady while its fault is active:
+// Ready=False with the kubelet's reason and the not-ready taint; the other
+// node is untouched, and removing the fault brings the node back.
+func TestNodeNotReadyFault(t *testing.T) {
+	e := startEngine(t, 2, 20)
+	ctx := context.Background()
+	f, err := stages.ParseFault("kubelet:fail:node-not-ready@node/node-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := e.Tracer.Faults.Add(f)
+	state := func(name string) (ready string, tainted bool) {
+		n, err := e.AdminClient().CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err.Error(), false
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = string(c.Status) + "/" + c.Reason
+			}
+		}
+		for _, tn := range n.Spec.Taints {
+			tainted = tainted || (tn.Key == corev1.TaintNodeNotReady && tn.Effect == corev1.TaintEffectNoSchedule)
+		}
+		return ready, tainted
+	}
+	eventually(t, e, "node-2 NotReady and tainted", 10*time.Second, func() (bool, string) {
+		ready, tainted := state("node-2")
+		return ready == "False/KubeletNotReady" && tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
+	})
+	if ready, tainted := state("node-1"); ready != "True/KubeletReady" || tainted {
+		t.Fatalf("node-1 %s tainted=%v", ready, tainted)
+	}
+	e.Tracer.Faults.Remove(added.ID)
+	eventually(t, e, "node-2 Ready again", 10*time.Second, func() (bool, string) {
+		ready, tainted := state("node-2")
+		return ready == "True/KubeletReady" && !tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
+	})
+}

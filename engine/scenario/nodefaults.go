@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,20 +24,27 @@ var notReadyTaint = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.T
 // NoSchedule taint, as the node lifecycle controller would add; removing the
 // fault makes it Ready again and removes the taint.
 func WatchNodeFaults(ctx context.Context, e *engine.Engine) {
+	pending := map[string]bool{} // nodes whose taint write failed: tried again every second
 	for {
 		changed := e.Tracer.Faults.Changed()
-		SyncNodeFaults(ctx, e)
+		pending = syncNodeFaults(ctx, e, pending)
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-time.After(time.Second):
 		}
 	}
 }
 
 // SyncNodeFaults applies the active node-not-ready faults once.
-func SyncNodeFaults(ctx context.Context, e *engine.Engine) {
+func SyncNodeFaults(ctx context.Context, e *engine.Engine) { syncNodeFaults(ctx, e, nil) }
+
+// syncNodeFaults brings each node's readiness and taint in line with the
+// faults; it returns the nodes whose taint could not be written.
+func syncNodeFaults(ctx context.Context, e *engine.Engine, pending map[string]bool) map[string]bool {
 	faults := e.Tracer.Faults.List()
+	failed := map[string]bool{}
 	for _, k := range e.Kubelets {
 		want := false
 		for _, f := range faults {
@@ -45,12 +53,17 @@ func SyncNodeFaults(ctx context.Context, e *engine.Engine) {
 				want = true
 			}
 		}
-		if k.NotReady() == want {
+		if k.NotReady() == want && !pending[k.NodeName()] {
 			continue
 		}
+		// The taint first: the kubelet's status write that follows must not
+		// race with this update of the same Node.
+		if err := setNotReadyTaint(ctx, e, k.NodeName(), want); err != nil {
+			failed[k.NodeName()] = true
+		}
 		k.SetNotReady(want)
-		_ = setNotReadyTaint(ctx, e, k.NodeName(), want) // the next change tries again
 	}
+	return failed
 }
 
 func setNotReadyTaint(ctx context.Context, e *engine.Engine, node string, present bool) error {
