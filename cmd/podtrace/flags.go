@@ -14,6 +14,7 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime/containerd"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -35,6 +36,9 @@ func (f *faultList) String() string { return fmt.Sprint(*f) }
 
 func (f *faultList) Set(s string) error {
 	fault, err := stages.ParseFault(s)
+	if err == nil {
+		fault, err = stages.ResolveVariant(fault) // pull:fail:slow is a delay; unknown variants are errors
+	}
 	if err != nil {
 		return err
 	}
@@ -132,7 +136,10 @@ func (c *clusterFlags) start(ctx context.Context) (*engine.Engine, func(), error
 	for _, f := range c.faults {
 		e.Tracer.Faults.Add(f)
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	go scenario.WatchNodeFaults(watchCtx, e) // kubelet:fail:node-not-ready takes its node NotReady
 	cleanup := func() {
+		stopWatch()
 		e.Close()
 		closeHost()
 		closeLog()
