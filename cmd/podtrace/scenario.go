@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -36,6 +37,8 @@ const scenarioUsage = `Usage:
   podtrace scenario NAME|FILE --headless --check
                                                check that the scenario behaves as documented
                                                (exit 0), applying its fix itself
+  podtrace scenario hint NAME|FILE [N]         the first N graded hints (default 1)
+  podtrace scenario explain NAME|FILE          what was wrong, and the documented fix
 `
 
 // scenarioCmd runs `podtrace scenario ...`.
@@ -44,8 +47,11 @@ func scenarioCmd(ctx context.Context, args []string) error {
 		fmt.Print(scenarioUsage)
 		return nil
 	}
-	if args[0] == "list" {
+	switch args[0] {
+	case "list":
 		return listScenarios(os.Stdout)
+	case "hint", "explain":
+		return showScenario(os.Stdout, args[0], args[1:])
 	}
 	s, err := scenario.Lookup(args[0])
 	if err != nil {
@@ -110,6 +116,34 @@ func listScenarios(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.Title)
 	}
 	return tw.Flush()
+}
+
+// showScenario prints the first N hints, or the explanation and the fix.
+func showScenario(w io.Writer, what string, args []string) error {
+	if len(args) == 0 || len(args) > 2 || (what == "explain" && len(args) > 1) {
+		return fmt.Errorf("usage: podtrace scenario hint NAME [N] | podtrace scenario explain NAME")
+	}
+	s, err := scenario.Lookup(args[0])
+	if err != nil {
+		return err
+	}
+	if what == "explain" {
+		fmt.Fprintf(w, "%s\n\n%s\n\nFix: %s\n", s.Title, s.Explanation, s.Fix.Description)
+		if s.Fix.Apply != "" {
+			fmt.Fprintf(w, "\n%s", s.Fix.Apply)
+		}
+		return nil
+	}
+	n := 1
+	if len(args) == 2 {
+		if n, err = strconv.Atoi(args[1]); err != nil || n < 1 {
+			return fmt.Errorf("hint number %q: want 1 to %d", args[1], len(s.Hints))
+		}
+	}
+	for i, h := range s.Hints[:min(n, len(s.Hints))] {
+		fmt.Fprintf(w, "Hint %d of %d: %s\n", i+1, len(s.Hints), h)
+	}
+	return nil
 }
 
 // startScenarioEngine starts the engine on the scenario's nodes (the
@@ -239,6 +273,7 @@ func announceGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, d
 func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, theme string) error {
 	fmt.Fprint(os.Stderr, briefing(s))
 	fmt.Fprintf(os.Stderr, "\nIn the UI: e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
+		"Stuck? In another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
 		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
 		return err

@@ -87,6 +87,16 @@ fix:
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 	})
+	t.Run("graded hints and the explanation", func(t *testing.T) {
+		out, _, code := run(t, bin, "scenario", "hint", "image-typo", "2")
+		if code != 0 || !strings.HasPrefix(out, "Hint 1 of 3: ") || !strings.Contains(out, "\nHint 2 of 3: ") || strings.Contains(out, "Hint 3") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		out, _, code = run(t, bin, "scenario", "explain", "image-typo")
+		if code != 0 || !strings.Contains(out, "Fix: correct the image to nginx:1.27") || !strings.Contains(out, "image: nginx:1.27") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
 	t.Run("unknown name", func(t *testing.T) {
 		_, errOut, code := run(t, bin, "scenario", "nope")
 		if code != 1 || !strings.Contains(errOut, `no scenario "nope" (built in: cni-out-of-ips,`) {
