@@ -134,6 +134,9 @@ func (w *podWorker) pull(ctx context.Context, pod *v1.Pod, c *ctr) (time.Time, b
 	switch {
 	case fault != nil:
 		err = pullFault(*fault, ref)
+		if pf, ok := k.rt.(pullFaulter); ok {
+			err = pf.PullFault(ctx, ref.String(), fault.Variant)
+		}
 	default:
 		// Another pod may have pulled it while this one waited: the
 		// content is local, so the pull only resolves the manifest.
@@ -276,7 +279,10 @@ func (w *podWorker) postStart(ctx context.Context, pod *v1.Pod, c *ctr) (time.Ti
 	}
 	var msg string
 	if fault != nil {
-		msg = hookFault(*fault, pod, c)
+		var real bool
+		if msg, real = w.realHookFault(ctx, pod, c); !real {
+			msg = hookFault(*fault, pod, c)
+		}
 	} else {
 		msg = w.runHook(ctx, pod, c, h)
 	}
@@ -314,7 +320,7 @@ func (w *podWorker) runHook(ctx context.Context, pod *v1.Pod, c *ctr, h *v1.Life
 				h.Exec.Command, c.spec.Name, formatPod(pod), err, res.Stdout+res.Stderr)
 		}
 	case h.HTTPGet != nil:
-		if err := w.httpGet(pod, c, h.HTTPGet); err != nil {
+		if err := w.httpGet(ctx, pod, c, h.HTTPGet, 10*time.Second); err != nil {
 			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.spec.Name, formatPod(pod), err)
 		}
 	case h.Sleep != nil:

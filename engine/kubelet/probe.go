@@ -211,7 +211,7 @@ func (w *podWorker) runProbe(ctx context.Context, pod *v1.Pod, c *ctr, p *v1.Pro
 		}
 		return "", true
 	case p.HTTPGet != nil:
-		if err := w.httpGet(pod, c, p.HTTPGet); err != nil {
+		if err := w.httpGet(ctx, pod, c, p.HTTPGet, timeout); err != nil {
 			return err.Error(), false
 		}
 		return "", true
@@ -253,7 +253,7 @@ func (w *podWorker) resolvePort(pod *v1.Pod, c *ctr, port intstr.IntOrString) (i
 // httpGet simulates an HTTP GET against the pod: refused when no running
 // container declares the port, else the status of AnnotationHTTPStatus (200
 // by default); 400 and above fail as the kubelet's prober reports it.
-func (w *podWorker) httpGet(pod *v1.Pod, c *ctr, h *v1.HTTPGetAction) error {
+func (w *podWorker) httpGet(ctx context.Context, pod *v1.Pod, c *ctr, h *v1.HTTPGetAction, timeout time.Duration) error {
 	host := w.s.podIP
 	if h.Host != "" {
 		host = h.Host
@@ -269,6 +269,9 @@ func (w *podWorker) httpGet(pod *v1.Pod, c *ctr, h *v1.HTTPGetAction) error {
 			p = fmt.Sprint(port)
 		}
 		return fmt.Errorf("Get %q: dial tcp %s:%s: connect: connection refused", fmt.Sprintf("%s://%s:%s%s", scheme, host, p, h.Path), host, p) //nolint:staticcheck // upstream wording
+	}
+	if err, real := w.realHTTPGet(ctx, fmt.Sprintf("%s://%s:%d%s", scheme, host, port, h.Path), timeout); real {
+		return err
 	}
 	if code := pod.Annotations[AnnotationHTTPStatus]; code != "" && code >= "400" {
 		return fmt.Errorf("HTTP probe failed with statuscode: %s", code)

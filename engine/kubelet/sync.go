@@ -242,6 +242,9 @@ func (w *podWorker) syncSandbox(ctx context.Context, pod *v1.Pod) bool {
 	var res network.Result
 	if err == nil && fault != nil {
 		err = cniFault(*fault, w.k)
+		if sf, ok := w.k.net.(setUpFaulter); ok {
+			err = sf.SetUpFault(ctx, network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: id}, fault.Variant)
+		}
 	}
 	if err == nil {
 		res, err = w.k.net.SetUp(ctx, network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: id})
