@@ -342,7 +342,7 @@ func TestAttachShowsRetries(t *testing.T) {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1, Speed: 20})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1, Speed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
