@@ -187,6 +187,16 @@ func startScenarioEngine(ctx context.Context, cf *clusterFlags, s *scenario.Scen
 	}, nil
 }
 
+// writeManifest saves the scenario's (broken) manifest next to the
+// kubeconfig, for the learner to edit and apply again.
+func writeManifest(e *engine.Engine, s *scenario.Scenario) (string, error) {
+	path := filepath.Join(filepath.Dir(e.Kubeconfig), s.Name+".yaml")
+	if err := os.WriteFile(path, []byte(s.Manifest), 0o644); err != nil {
+		return "", fmt.Errorf("write the scenario manifest: %w", err)
+	}
+	return path, nil
+}
+
 // briefing is what the learner reads before the cluster is shown.
 func briefing(s *scenario.Scenario) string {
 	var b strings.Builder
@@ -200,8 +210,12 @@ func briefing(s *scenario.Scenario) string {
 func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenario, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	manifest, err := writeManifest(e, s)
+	if err != nil {
+		return err
+	}
 	fmt.Fprint(os.Stderr, briefing(s))
-	fmt.Fprintf(os.Stderr, "export KUBECONFIG=%s\n", e.Kubeconfig)
+	fmt.Fprintf(os.Stderr, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
 	go func() {
@@ -218,7 +232,7 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	if err := s.Prepare(ctx, e); err != nil {
 		return err
 	}
-	err := waitGoal(ctx, e, s, time.Second, func(detail string) {
+	err = waitGoal(ctx, e, s, time.Second, func(detail string) {
 		announceGoal(ctx, e, s, detail)
 		flush(sub)
 		fmt.Fprintf(os.Stderr, "goal met: %s\n\n%s\n", detail, s.Explanation)
@@ -258,7 +272,7 @@ func announceGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, d
 		Status: stages.Succeeded, Component: "podtrace-scenario", Reason: "GoalMet", Message: msg})
 	now := metav1.NewTime(e.Clock.Now())
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: name + ".", Namespace: s.Goal.Namespace},
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, now.UnixNano()), Namespace: s.Goal.Namespace}, // as client-go's recorder names them
 		InvolvedObject: corev1.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: s.Goal.Namespace, Name: name},
 		Reason:         "GoalMet", Message: msg, Type: corev1.EventTypeNormal, Count: 1,
 		Source:         corev1.EventSource{Component: "podtrace-scenario"},
@@ -271,8 +285,13 @@ func announceGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, d
 // the UI; a goal met is announced in the event stream, and again with the
 // explanation once the UI closes.
 func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, theme string) error {
+	manifest, err := writeManifest(e, s)
+	if err != nil {
+		return err
+	}
 	fmt.Fprint(os.Stderr, briefing(s))
-	fmt.Fprintf(os.Stderr, "\nIn the UI: e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
+	fmt.Fprintf(os.Stderr, "\nThe manifest applied is %s: edit it and apply it again (a, then \"manifest file…\").\n", manifest)
+	fmt.Fprintf(os.Stderr, "In the UI: e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
 		"Stuck? In another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
 		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
