@@ -51,14 +51,14 @@ func runCmd(ctx context.Context, args []string) error {
 	} else if *headless {
 		return errors.New("run --headless needs -f FILE")
 	}
+	if !*headless {
+		return runUI(ctx, cf.start, manifest, *file, *theme)
+	}
 	e, cleanup, err := cf.start(ctx)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	if !*headless {
-		return runUI(ctx, e, manifest, *file, *theme)
-	}
 	return runHeadless(ctx, e, manifest, *file, objs, *timeout)
 }
 

@@ -21,21 +21,12 @@ const recordEnv = "PODTRACE_RECORD"
 // startFunc starts the engine; the cleanup it returns stops it.
 type startFunc func(ctx context.Context) (*engine.Engine, func(), error)
 
-// runUI opens the terminal UI on a started engine, applying manifest first
-// if given (once the nodes are Ready, as `run --headless` does).
-func runUI(ctx context.Context, e *engine.Engine, manifest []byte, file, theme string) error {
-	// Printed before the UI takes the screen, and left in the scrollback.
-	fmt.Fprintf(os.Stderr, "export KUBECONFIG=%s\n", e.Kubeconfig)
-	started := func(context.Context) (*engine.Engine, func(), error) { return e, nil, nil }
-	return runUIStarting(ctx, started, manifest, file, theme)
-}
-
-// runUIStarting opens the terminal UI at once and starts the engine behind
+// runUI opens the terminal UI at once and starts the engine behind
 // it: the first frame does not wait for etcd (the header says "etcd
 // starting" until the cluster is up). The manifest, if any, is applied once
 // the nodes are Ready. When the cluster cannot start or the manifest cannot
 // be applied, the UI closes and the error is returned.
-func runUIStarting(ctx context.Context, start startFunc, manifest []byte, file, theme string) error {
+func runUI(ctx context.Context, start startFunc, manifest []byte, file, theme string) error {
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	src := newSource(uiCtx)
