@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/stages"
@@ -74,6 +75,7 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 	}
 	rec := newRecorder(e)
 	defer rec.close()
+	c := e.AdminClient()
 	if err := waitNodes(ctx, e, opts.Timeout); err != nil {
 		return nil, err
 	}
@@ -82,7 +84,6 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 	}
 	logf("%s: cluster broken as described; waiting for %d expectations", s.Name, len(s.Expect))
 	rep := &Report{Seen: make([]string, len(s.Expect))}
-	c := e.AdminClient()
 	deadline := time.Now().Add(opts.Timeout)
 	lastProgress := time.Now()
 	for {
@@ -91,7 +92,7 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 			if rep.Seen[i] != "" {
 				continue
 			}
-			if rep.Seen[i] = observe(ctx, e, rec, s.Goal.Namespace, x); rep.Seen[i] != "" {
+			if rep.Seen[i] = observe(ctx, c, rec, s.Goal.Namespace, x); rep.Seen[i] != "" {
 				logf("%s: seen %s: %s", s.Name, x, rep.Seen[i])
 				lastProgress = time.Now()
 			} else {
@@ -178,8 +179,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // observe returns a description of what matches x, or "".
-func observe(ctx context.Context, e *engine.Engine, rec *recorder, ns string, x Expectation) string {
-	c := e.AdminClient()
+func observe(ctx context.Context, c kubernetes.Interface, rec *recorder, ns string, x Expectation) string {
 	switch {
 	case x.Stage != "":
 		for _, ev := range rec.all() {

@@ -163,7 +163,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 			}
 			if tt.event != "" {
 				eventually(t, e, "Event "+tt.event, 20*time.Second, func() (bool, string) {
-					return observe(ctx, e, rec, "default", Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
+					return observe(ctx, c, rec, "default", Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
 				})
 			}
 			goal := Goal{Namespace: "default", Deployment: name}
