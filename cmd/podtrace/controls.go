@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/podtrace/podtrace/engine"
@@ -88,7 +89,13 @@ func release(pod string, do func(string) bool, t *trace.Tracer) error {
 // clockControl lets the UI pause, speed up and fast-forward the engine clock.
 type clockControl struct{ e *engine.Engine }
 
-func (c clockControl) Paused() bool   { return c.e.Clock.Paused() }
+// Paused reports whether the clock is paused. The UI asks from its first
+// frame on, which is when the retry tracker starts listening.
+func (c clockControl) Paused() bool {
+	retriesOf(c.e)
+	return c.e.Clock.Paused()
+}
+
 func (c clockControl) Speed() float64 { return c.e.Clock.Speed() }
 
 func (c clockControl) SetPaused(paused bool) error {
@@ -102,12 +109,81 @@ func (c clockControl) SetPaused(paused bool) error {
 
 func (c clockControl) SetSpeed(speed float64) error { return c.e.Clock.SetSpeed(speed) }
 
+// FastForward jumps the engine clock to the next pending retry: the
+// earliest labelled wait, else the earliest NextTry a retrying stage event
+// announced (an image pull or crash back-off), else the next timer.
 func (c clockControl) FastForward() (time.Duration, error) {
 	if _, d, ok := c.e.Clock.FastForwardWait(); ok {
+		return d, nil
+	}
+	if next, ok := retriesOf(c.e).earliest(c.e.Clock.Now()); ok {
+		d := next.Sub(c.e.Clock.Now())
+		if err := c.e.Clock.Advance(d); err != nil {
+			return 0, err
+		}
 		return d, nil
 	}
 	if d, ok := c.e.Clock.FastForward(); ok {
 		return d, nil
 	}
 	return 0, fmt.Errorf("nothing is waiting on the clock")
+}
+
+// retryTracker remembers, per object, stage and container, when the last
+// retrying stage event said the stage will be tried again.
+type retryTracker struct {
+	mu   sync.Mutex
+	next map[string]time.Time
+}
+
+var (
+	trackersMu sync.Mutex
+	trackers   = map[*engine.Engine]*retryTracker{}
+)
+
+// retriesOf returns the engine's tracker, subscribing it to the engine's
+// events on first use (it lives as long as the engine's hub).
+func retriesOf(e *engine.Engine) *retryTracker {
+	trackersMu.Lock()
+	defer trackersMu.Unlock()
+	if r, ok := trackers[e]; ok {
+		return r
+	}
+	r := &retryTracker{next: map[string]time.Time{}}
+	trackers[e] = r
+	sub := e.Hub.Subscribe()
+	go func() {
+		for ev := range sub.C() {
+			r.observe(ev)
+		}
+	}()
+	return r
+}
+
+func (r *retryTracker) observe(ev stages.Event) {
+	key := ev.Kind + "/" + ev.Key() + "/" + string(ev.Stage) + "/" + ev.Container
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ev.Status == stages.Retrying && ev.NextTry != nil {
+		r.next[key] = *ev.NextTry
+	} else if ev.Status != stages.Started {
+		delete(r.next, key)
+	}
+}
+
+// earliest returns the first announced retry after now.
+func (r *retryTracker) earliest(now time.Time) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var first time.Time
+	for key, t := range r.next {
+		if !t.After(now) {
+			delete(r.next, key) // due: the component is on it
+			continue
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	return first, !first.IsZero()
 }
