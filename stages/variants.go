@@ -133,6 +133,9 @@ func ResolveVariant(f Fault) (Fault, error) {
 		}
 		return f, fmt.Errorf("stage %s has no variant %q (want one of %s)", f.Stage, f.Variant, strings.Join(names, ", "))
 	}
+	if f.Kind == Flake && v.Kind != "" {
+		return f, fmt.Errorf("variant %s of stage %s is a %s, not a failure: use %s:fail:%s", v.Name, f.Stage, v.Kind, f.Stage, v.Name)
+	}
 	if f.Kind == Fail && v.Kind != "" {
 		f.Kind = v.Kind
 		if v.Kind == Delay {

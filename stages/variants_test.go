@@ -41,6 +41,7 @@ func TestResolveVariant(t *testing.T) {
 		{in: "pull:delay:3s", want: Fault{Stage: Pull, Kind: Delay, Delay: 3 * time.Second}},
 		{in: "pull:fail:typo", wantErr: `stage pull has no variant "typo" (want one of not-found, unauthorized, unreachable, slow)`},
 		{in: "terminate:fail:x", wantErr: "stage terminate has no failure variants"},
+		{in: "pull:flake:2,slow", wantErr: "variant slow of stage pull is a delay, not a failure: use pull:fail:slow"},
 	}
 	for _, tt := range tests {
 		f, err := ParseFault(tt.in)
