@@ -11,6 +11,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine/scheduler/framework"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/defaultpreemption"
+	"github.com/podtrace/podtrace/engine/scheduler/plugins/dynamicresources"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/names"
 	"github.com/podtrace/podtrace/engine/scheduler/queue"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -189,7 +190,7 @@ func faultFitError(pod *v1.Pod, nodes []*framework.NodeInfo, f *stages.Fault) (*
 	}
 	fe := &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
 	if len(nodes) > 0 {
-		fe.Diagnosis.PostFilterMsg = "preemption: " + (&framework.FitError{NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{
+		fe.Diagnosis.PostFilterMsg = dynamicresources.ErrReasonNoClaims + ", preemption: " + (&framework.FitError{NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{
 			AbsentNodesStatus: framework.NewStatus(framework.UnschedulableAndUnresolvable, post)}}).Error()
 	}
 	return fe, verdicts

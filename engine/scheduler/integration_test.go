@@ -123,11 +123,11 @@ func TestIntegrationFailedScheduling(t *testing.T) {
 		want  string
 	}{
 		{"pod larger than every node", false, makePod("big", "8", "1Gi"),
-			"0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+			"0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
 		{"untolerated taint", true, makePod("web", "100m", "64Mi"),
-			"0/3 nodes are available: 3 node(s) had untolerated taint(s). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+			"0/3 nodes are available: 3 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
 		{"nodeSelector matching nothing", false, makePod("ssd", "100m", "64Mi", withNodeSelector("disktype", "ssd")),
-			"0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+			"0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

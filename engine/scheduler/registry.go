@@ -4,6 +4,7 @@ import (
 	"github.com/podtrace/podtrace/engine/scheduler/framework"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/balancedallocation"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/defaultpreemption"
+	"github.com/podtrace/podtrace/engine/scheduler/plugins/dynamicresources"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/names"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/nodeaffinity"
 	"github.com/podtrace/podtrace/engine/scheduler/plugins/nodename"
@@ -23,6 +24,7 @@ func DefaultRegistry() framework.Registry {
 		names.NodePorts:                       nodeports.New,
 		names.NodeResourcesFit:                noderesourcesfit.New,
 		names.DefaultPreemption:               defaultpreemption.New,
+		names.DynamicResources:                dynamicresources.New,
 		names.NodeResourcesBalancedAllocation: balancedallocation.New,
 	}
 }
@@ -38,6 +40,7 @@ func DefaultPlugins() []framework.PluginConfig {
 		{Name: names.NodeAffinity, Weight: 2},
 		{Name: names.NodePorts},
 		{Name: names.NodeResourcesFit, Weight: 1},
+		{Name: names.DynamicResources, Weight: 2}, // before DefaultPreemption, as upstream inserts it
 		{Name: names.DefaultPreemption},
 		{Name: names.NodeResourcesBalancedAllocation, Weight: 1},
 	}

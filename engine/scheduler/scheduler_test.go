@@ -181,7 +181,7 @@ func TestUnschedulablePodThenNodeAdded(t *testing.T) {
 	if _, err := e.client.CoreV1().Pods("default").Create(context.Background(), makePod("big", "8", "1Gi"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	want := "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	e.eventually(t, "PodScheduled=False", func() bool {
 		for _, c := range e.pod(t, "big").Status.Conditions {
 			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
@@ -244,7 +244,7 @@ func TestScheduleFaultGivesRealisticMessage(t *testing.T) {
 	}
 	e.eventually(t, "bound after the fault", func() bool { return e.pod(t, "web").Spec.NodeName != "" })
 	r := e.events.find("web", stages.Schedule, stages.Retrying)
-	want := "0/3 nodes are available: 3 node(s) had untolerated taint(s). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	want := "0/3 nodes are available: 3 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	if len(r) != 1 || r[0].Message != want {
 		t.Fatalf("retrying %+v", r)
 	}
@@ -254,7 +254,7 @@ func TestAssignedPodDeletedRequeuesPending(t *testing.T) {
 	full := makePod("hog", "1500m", "", onNode("node-1"))
 	e := start(t, makeNode("node-1", "2", "4Gi"), full)
 	createPod(t, e.client, makePod("web", "1", ""))
-	want := "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+	want := "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 	e.eventually(t, "FailedScheduling", func() bool {
 		r := e.events.find("web", stages.Schedule, stages.Retrying)
 		return len(r) > 0 && r[0].Message == want

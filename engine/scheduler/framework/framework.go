@@ -149,18 +149,29 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 	return nil
 }
 
-// RunPostFilterPlugins runs the PostFilter plugins until one succeeds and
-// returns the last status (its message goes into the FitError).
+// RunPostFilterPlugins runs the PostFilter plugins as kube-scheduler does:
+// the first success or UnschedulableAndUnresolvable ends the run, an error
+// is returned as is, and otherwise the result is Unschedulable with every
+// plugin's reasons (joined into the FitError's message).
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, d *Diagnosis) *Status {
-	var last *Status
+	var reasons []string
+	rejector := ""
 	for _, p := range f.postFilter {
 		s := p.PostFilter(ctx, state, pod, d)
-		if s.IsSuccess() {
+		switch {
+		case s.IsSuccess():
 			return s
+		case s.Code() == UnschedulableAndUnresolvable:
+			return s.WithPlugin(p.Name())
+		case !s.IsRejected():
+			return s.WithPlugin(p.Name())
 		}
-		last = s.WithPlugin(p.Name())
+		reasons = append(reasons, s.Reasons()...)
+		if rejector == "" {
+			rejector = p.Name()
+		}
 	}
-	return last
+	return NewStatus(Unschedulable, reasons...).WithPlugin(rejector)
 }
 
 // PluginScore is one plugin's weighted, normalized score of a node.

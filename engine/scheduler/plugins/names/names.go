@@ -11,4 +11,5 @@ const (
 	NodeResourcesFit                = "NodeResourcesFit"
 	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
 	DefaultPreemption               = "DefaultPreemption"
+	DynamicResources                = "DynamicResources"
 )
