@@ -8,6 +8,7 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 )
@@ -68,9 +69,10 @@ func TestPausedDeploymentWaitsForResume(t *testing.T) {
 	if rss := c.replicaSets(); len(rss) != 0 {
 		t.Fatalf("a paused deployment created %v", rsNames(rss))
 	}
-	d = c.deployment("web")
-	d.Spec.Paused = false
-	if _, err := c.admin.AppsV1().Deployments(ns).Update(c.ctx, d, metav1.UpdateOptions{}); err != nil {
+	// As `kubectl rollout resume` does: a patch, which cannot conflict with
+	// the controller's own status writes.
+	if _, err := c.admin.AppsV1().Deployments(ns).Patch(c.ctx, "web", types.MergePatchType,
+		[]byte(`{"spec":{"paused":false}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	c.waitFor("3 available after resume", func() bool { return c.deployment("web").Status.AvailableReplicas == 3 })

@@ -232,6 +232,8 @@ func TestReconcileFaultFailsCreate(t *testing.T) {
 	if tr.Faults.Remove(f.ID) {
 		t.Fatal("flake fault not consumed")
 	}
+	// The controller reports the create's success just after it returns.
+	eventually(t, "the successful reconcile reported", func() bool { return len(rec.terminal(stages.Reconcile)) >= 3 })
 	evs := rec.terminal(stages.Reconcile)
 	if len(evs) != 3 || evs[0].Status != stages.Retrying || evs[1].Status != stages.Retrying || evs[2].Status != stages.Succeeded {
 		t.Fatalf("reconcile events = %+v", evs)
