@@ -100,7 +100,8 @@ func (o *ObjectStore) resource(plural string) (*Resource, error) {
 }
 
 // Get reads one object from the watch cache, as admission plugins read
-// through informer listers in kube-apiserver.
+// through informer listers in kube-apiserver, and from etcd when the cache
+// has not seen it yet (an object created a moment before, in the same manifest).
 func (o *ObjectStore) Get(ctx context.Context, resource, namespace, name string) (runtime.Object, error) {
 	r, err := o.resource(resource)
 	if err != nil {
@@ -109,7 +110,7 @@ func (o *ObjectStore) Get(ctx context.Context, resource, namespace, name string)
 	if obj := o.s.cachers[r].get(namespace, name); obj != nil {
 		return obj, nil
 	}
-	return nil, apierrors.NewNotFound(r.GroupResource(), name)
+	return o.s.stores[r].get(ctx, namespace, name)
 }
 
 // List returns the namespace's objects from the watch cache.

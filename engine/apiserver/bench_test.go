@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -36,12 +37,19 @@ func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
 		b.Fatal(err)
 	}
 	value := string(buf)
-	// The engine's own components speak protobuf, as kube components do.
-	cfg := env.AdminConfig()
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	client := kubernetes.NewForConfigOrDie(cfg)
-	warm(b, client)
+	// Each writer is its own client with its own connection, as 64
+	// controllers or kubectls would be, speaking protobuf as kube components do.
+	clients := make([]kubernetes.Interface, benchWriters)
+	for w := range clients {
+		cfg := env.AdminConfig()
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		cfg.Dial = (&net.Dialer{}).DialContext // a transport (and connection) of its own
+		clients[w] = kubernetes.NewForConfigOrDie(cfg)
+	}
+	for w, c := range clients {
+		warm(b, c, w)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		raw := parallel(n, func(j int) error {
@@ -49,7 +57,8 @@ func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
 			return err
 		})
 		api := parallel(n, func(j int) error {
-			_, err := client.CoreV1().Pods("default").Create(ctx, pod(fmt.Sprintf("bench-%d-%d", i, j)), metav1.CreateOptions{})
+			c := clients[j%benchWriters]
+			_, err := c.CoreV1().Pods("default").Create(ctx, pod(fmt.Sprintf("bench-%d-%d", i, j)), metav1.CreateOptions{})
 			return err
 		})
 		b.ReportMetric(float64(n)/raw.Seconds(), "etcd-puts/s")
@@ -63,8 +72,8 @@ type bytesBuffer []byte
 func (b *bytesBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
 
 // warm makes sure the client's connection and the server's caches are up.
-func warm(b *testing.B, c kubernetes.Interface) {
-	if _, err := c.CoreV1().Pods("default").Create(context.Background(), pod("warm"), metav1.CreateOptions{}); err != nil {
+func warm(b *testing.B, c kubernetes.Interface, w int) {
+	if _, err := c.CoreV1().Pods("default").Create(context.Background(), pod(fmt.Sprintf("warm-%d", w)), metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
 }

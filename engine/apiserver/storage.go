@@ -161,6 +161,16 @@ func (s *store) update(ctx context.Context, namespace, name string, hint func() 
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
+		// As kube-apiserver's GuaranteedUpdate: an update that changes
+		// nothing is not written, and the resourceVersion stays.
+		if old, err := s.encode(current.DeepCopyObject()); err == nil && bytes.Equal(old, data) {
+			if fromCache {
+				if fresh, err := s.get(ctx, namespace, name); err != nil || mustRV(fresh) != rev {
+					continue // the cache was behind: start again from etcd
+				}
+			}
+			return current, nil
+		}
 		resp, err := s.etcd.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
 			Then(clientv3.OpPut(key, string(data))).Commit()
 		if err != nil {

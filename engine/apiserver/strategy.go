@@ -38,7 +38,24 @@ func (s *Server) prepareCreate(res *Resource, obj runtime.Object) {
 		}
 	case *corev1.ResourceQuota:
 		o.Status = corev1.ResourceQuotaStatus{Hard: o.Spec.Hard}
+	case *corev1.Secret:
+		mergeStringData(o)
 	}
+}
+
+// mergeStringData folds a Secret's write-only stringData into data, as the
+// conversion to kube-apiserver's internal type does.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		return
+	}
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
 }
 
 // prepareUpdate keeps what a main-resource update may not change (status,
@@ -65,6 +82,8 @@ func prepareUpdate(obj, old runtime.Object, subresource string) {
 	}
 	specChanged := false
 	switch o := obj.(type) {
+	case *corev1.Secret:
+		mergeStringData(o)
 	case *corev1.Pod:
 		o.Status = old.(*corev1.Pod).Status
 	case *appsv1.Deployment:

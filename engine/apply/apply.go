@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -182,12 +183,17 @@ func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result
 	if !apierrors.IsAlreadyExists(err) || o.GetName() == "" {
 		return res, serverError("creating", source, err)
 	}
+	// Like kubectl apply, merge the manifest into what is stored (a strategic
+	// merge patch keeps what the server owns: status, spec.nodeName, ...).
 	current, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return res, serverError("retrieving current configuration of", source, err)
 	}
-	o.SetResourceVersion(current.GetResourceVersion())
-	updated, err := ri.Update(ctx, o.Unstructured, metav1.UpdateOptions{FieldValidation: "Strict"})
+	patch, err := o.MarshalJSON()
+	if err != nil {
+		return res, err
+	}
+	updated, err := ri.Patch(ctx, o.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldValidation: "Strict"})
 	if err != nil {
 		return res, serverError("applying patch to", source, err)
 	}

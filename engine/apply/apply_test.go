@@ -1,8 +1,14 @@
 package apply
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine/enginetest"
 )
 
 func TestParseErrors(t *testing.T) {
@@ -29,5 +35,41 @@ func TestParseErrors(t *testing.T) {
 		if err != nil || len(objs) != tt.objects {
 			t.Errorf("%s: %d objects, %v", tt.name, len(objs), err)
 		}
+	}
+}
+
+func TestApplyCreatesThenMerges(t *testing.T) {
+	env := enginetest.Start(t)
+	ctx := context.Background()
+	a, err := New(env.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: nginx:1.27\n"
+	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  password: hunter2\n"
+	res, err := a.Apply(ctx, []byte(pod+"---\n"+secret), "m.yaml")
+	if err != nil || len(res) != 2 || res[0].String() != "pod/p created" || res[1].String() != "secret/s created" {
+		t.Fatalf("first apply: %v %v", res, err)
+	}
+	// The server has bound the pod; applying a new image must not fight over spec.nodeName.
+	p, _ := env.Admin().CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+	if err := env.Admin().CoreV1().Pods("default").Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = a.Apply(ctx, []byte(strings.Replace(pod, "nginx:1.27", "nginx:1.28", 1)), "m.yaml")
+	if err != nil || res[0].Action != "configured" {
+		t.Fatalf("second apply: %v %v", res, err)
+	}
+	p2, _ := env.Admin().CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+	if p2.Spec.Containers[0].Image != "nginx:1.28" || p2.Spec.NodeName != "node-1" || p2.UID != p.UID {
+		t.Fatalf("after apply: image %s node %q", p2.Spec.Containers[0].Image, p2.Spec.NodeName)
+	}
+	if res, err = a.Apply(ctx, []byte(strings.Replace(pod, "nginx:1.27", "nginx:1.28", 1)), "m.yaml"); err != nil || res[0].Action != "unchanged" {
+		t.Fatalf("third apply: %v %v", res, err)
+	}
+	s, _ := env.Admin().CoreV1().Secrets("default").Get(ctx, "s", metav1.GetOptions{})
+	if string(s.Data["password"]) != "hunter2" || len(s.StringData) != 0 {
+		t.Fatalf("stringData not folded into data: %+v", s)
 	}
 }
