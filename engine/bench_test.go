@@ -96,7 +96,7 @@ func isReady(p *corev1.Pod) bool {
 	return false
 }
 
-func waitNodes(b *testing.B, e *engine.Engine, n int) {
+func waitNodes(b testing.TB, e *engine.Engine, n int) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		list, err := e.AdminClient().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})

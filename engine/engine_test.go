@@ -162,6 +162,7 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	waitNodes(t, e, 3) // the message counts the nodes there are
 	mk := func(name string, edit func(*corev1.PodSpec)) {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}

@@ -225,6 +225,22 @@ func (c *cacher) waitFresh(ctx context.Context, rv int64) error {
 	}
 }
 
+// waitApplied waits (briefly) until the cache holds revision rv, which a
+// write through this server has just produced: once a write returns, every
+// read from the cache sees it (read-your-writes for every client).
+func (c *cacher) waitApplied(ctx context.Context, rv int64) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		c.mu.RLock()
+		cur := c.rv
+		c.mu.RUnlock()
+		if cur >= rv || time.Now().After(deadline) || ctx.Err() != nil {
+			return
+		}
+		c.waitChange(10 * time.Millisecond)
+	}
+}
+
 // waitChange waits until the cache's revision moves or d passes.
 func (c *cacher) waitChange(d time.Duration) {
 	t := time.AfterFunc(d, func() { c.mu.Lock(); c.fresh.Broadcast(); c.mu.Unlock() })

@@ -25,6 +25,10 @@ type requestTrace struct {
 	agent string
 	spans []apiSpan
 	ref   trace.Ref // the object, once known (faults and breakpoints)
+	// emitted counts the spans already reported; persistOpen is set once the
+	// persist stage's start has been reported ahead of the etcd write.
+	emitted     int
+	persistOpen bool
 }
 
 type apiSpan struct {
@@ -55,15 +59,66 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // finish reports the request's API stages for traced resources' writes. obj
 // is the object written (nil when the request failed before decoding it).
 func (s *Server) finish(rt *requestTrace, r *http.Request, obj runtime.Object) {
+	ref, ok := s.traceRef(rt, r, obj)
+	if !ok {
+		return
+	}
+	for _, sp := range rt.spans[rt.emitted:] {
+		status, reason, msg := stages.Succeeded, "", ""
+		if sp.err != nil {
+			st := apiStatus(sp.err)
+			status, reason, msg = stages.Failed, string(st.Reason), st.Message
+			if sp.plugin != "" {
+				msg = sp.plugin + ": " + msg
+			}
+		}
+		edit := func(e *stages.Event) { e.User, e.UserAgent, e.Verb = rt.userName(), rt.agent, rt.info.verb }
+		if sp.stage == stages.Persist && rt.persistOpen {
+			s.cfg.Tracer.Emit(stages.Event{Time: sp.end, Kind: ref.Kind, Namespace: ref.Namespace, Pod: ref.Name,
+				UID: ref.UID, Stage: sp.stage, Status: status, Component: "kube-apiserver", Attempt: 1,
+				DurationMs: float64(sp.end.Sub(sp.start).Microseconds()) / 1000, Reason: reason, Message: msg,
+				User: rt.userName(), UserAgent: rt.agent, Verb: rt.info.verb})
+			continue
+		}
+		s.cfg.Tracer.Record(ref, sp.stage, "kube-apiserver", sp.start, sp.end, status, reason, msg, edit)
+	}
+	rt.emitted = len(rt.spans)
+}
+
+// openPersist reports the stages so far and the start of persist before the
+// etcd write, so that no watcher of the new object (the scheduler, a kubelet)
+// can report a later stage before this request's stages are out.
+func (s *Server) openPersist(rt *requestTrace, r *http.Request, obj runtime.Object, start time.Time) {
+	s.finish(rt, r, obj)
+	ref, ok := s.traceRef(rt, r, obj)
+	if !ok {
+		return
+	}
+	s.cfg.Tracer.Emit(stages.Event{Time: start, Kind: ref.Kind, Namespace: ref.Namespace, Pod: ref.Name, UID: ref.UID,
+		Stage: stages.Persist, Status: stages.Started, Component: "kube-apiserver", Attempt: 1,
+		User: rt.userName(), UserAgent: rt.agent, Verb: rt.info.verb})
+	rt.persistOpen = true
+}
+
+func (rt *requestTrace) userName() string {
+	if rt.user == nil {
+		return ""
+	}
+	return rt.user.Name
+}
+
+// traceRef names the object a traced write is about; ok is false for
+// requests whose stages are not reported.
+func (s *Server) traceRef(rt *requestTrace, r *http.Request, obj runtime.Object) (trace.Ref, bool) {
 	info := rt.info
 	// Subresource writes are the components' status and binding traffic;
 	// scale is a user's change of the spec (kubectl scale), so it is shown.
 	if s.cfg.Tracer == nil || !writeVerbs[info.verb] || (info.subresource != "" && info.subresource != "scale") {
-		return
+		return trace.Ref{}, false
 	}
 	res := s.resourceFor(info.apiGroup, info.apiVersion, info.resource)
 	if res == nil || !res.Traced {
-		return
+		return trace.Ref{}, false
 	}
 	ref := trace.Ref{Kind: res.Kind, Namespace: info.namespace, Name: info.name}
 	if obj != nil {
@@ -76,25 +131,7 @@ func (s *Server) finish(rt *requestTrace, r *http.Request, obj runtime.Object) {
 	} else if ref.Name == "" {
 		ref.Name = nameFromBody(r, res)
 	}
-	if ref.Name == "" {
-		return
-	}
-	user := ""
-	if rt.user != nil {
-		user = rt.user.Name
-	}
-	for _, sp := range rt.spans {
-		status, reason, msg := stages.Succeeded, "", ""
-		if sp.err != nil {
-			st := apiStatus(sp.err)
-			status, reason, msg = stages.Failed, string(st.Reason), st.Message
-			if sp.plugin != "" {
-				msg = sp.plugin + ": " + msg
-			}
-		}
-		s.cfg.Tracer.Record(ref, sp.stage, "kube-apiserver", sp.start, sp.end, status, reason, msg,
-			func(e *stages.Event) { e.User, e.UserAgent, e.Verb = user, rt.agent, info.verb })
-	}
+	return ref, ref.Name != ""
 }
 
 // nameFromBody finds the name (or generateName) in a create request's body,

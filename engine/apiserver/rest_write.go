@@ -75,6 +75,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, n
 		writeError(w, acc.format, err)
 		return
 	}
+	s.openPersist(rt, r, obj, persistStart)
 	if !isDryRun(r) {
 		if _, err := s.stores[res].create(r.Context(), m.GetNamespace(), m.GetName(), obj); err != nil {
 			if s.cfg.Released != nil {

@@ -104,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		s.resources[r.GVR.Group+"/"+r.GVR.Resource] = r
 		s.stores[r] = newStore(r, cfg.Etcd)
 		s.cachers[r] = newCacher(r, s.stores[r])
+		s.stores[r].applied = s.cachers[r].waitApplied
 	}
 	return s, nil
 }

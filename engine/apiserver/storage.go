@@ -22,6 +22,8 @@ type store struct {
 	res   *Resource
 	etcd  *clientv3.Client
 	proto *protobuf.Serializer
+	// applied waits until the watch cache has seen a revision this store wrote.
+	applied func(ctx context.Context, rev int64)
 }
 
 var storageCodec = protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
@@ -90,6 +92,7 @@ func (s *store) create(ctx context.Context, namespace, name string, obj runtime.
 		return nil, apierrors.NewAlreadyExists(s.res.GroupResource(), name)
 	}
 	setRV(obj, resp.Header.Revision)
+	s.wrote(ctx, resp.Header.Revision)
 	return obj, nil
 }
 
@@ -178,6 +181,7 @@ func (s *store) update(ctx context.Context, namespace, name string, hint func() 
 		}
 		if resp.Succeeded {
 			setRV(updated, resp.Header.Revision)
+			s.wrote(ctx, resp.Header.Revision)
 			return updated, nil
 		}
 		if attempt >= 100 {
@@ -203,7 +207,14 @@ func (s *store) remove(ctx context.Context, namespace, name string, rev int64) (
 		}
 		return 0, apierrors.NewNotFound(s.res.GroupResource(), name)
 	}
+	s.wrote(ctx, resp.Header.Revision)
 	return resp.Header.Revision, nil
+}
+
+func (s *store) wrote(ctx context.Context, rev int64) {
+	if s.applied != nil {
+		s.applied(ctx, rev)
+	}
 }
 
 func mustRV(obj runtime.Object) int64 {

@@ -107,10 +107,13 @@ func predecessors(ref Ref, stage stages.ID) (stages.ID, []stages.ID) {
 	}
 	switch stage {
 	case stages.Schedule:
+		// The API server reports persist's start before the write, so a pod
+		// whose persist was not seen was not created through this engine's
+		// API (a test's fake client, a cluster restarted): nothing to wait for.
 		if ref.Owned {
-			return "", []stages.ID{stages.Persist, stages.Reconcile}
+			return stages.Persist, []stages.ID{stages.Persist, stages.Reconcile}
 		}
-		return "", []stages.ID{stages.Persist}
+		return stages.Persist, []stages.ID{stages.Persist}
 	case stages.Kubelet:
 		return stages.Schedule, []stages.ID{stages.Bind}
 	}

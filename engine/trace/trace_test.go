@@ -152,6 +152,7 @@ func TestBreakpointStepAndContinue(t *testing.T) {
 func TestOrderWaitsForPredecessor(t *testing.T) {
 	tr, _ := newTracer()
 	ref := Ref{Namespace: "d", Name: "p", Owned: true}
+	tr.Emit(stages.Event{Namespace: "d", Pod: "p", Stage: stages.Persist, Status: stages.Started})
 	gated := make(chan struct{})
 	go func() {
 		tr.Gate(context.Background(), ref, stages.Schedule, "default-scheduler")
