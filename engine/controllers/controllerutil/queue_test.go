@@ -70,7 +70,7 @@ func TestQueueReportsFailuresAsRetrying(t *testing.T) {
 				t.Fatalf("event %+v; want retrying FailedCreate attempt %d next try %v", e, tt.attempt, want)
 			}
 			clk.Step(tt.next) // the key comes back once its back-off has passed
-			for i := 0; i < 100 && q.Len() == 0; i++ {
+			for i := 0; i < 5000 && q.Len() == 0; i++ { // the delaying queue moves it on its own goroutine
 				time.Sleep(time.Millisecond)
 			}
 			if q.Len() != 1 {
