@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -164,6 +165,10 @@ func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Resu
 	return results, nil
 }
 
+// lastApplied is the annotation kubectl keeps the applied manifest in, so
+// that the next apply knows which fields it owns (and may remove).
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result, error) {
 	gvr := o.Resource.GVR
 	var ri dynamic.ResourceInterface = a.client.Resource(gvr)
@@ -174,8 +179,11 @@ func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result
 		ri = a.client.Resource(gvr).Namespace(o.GetNamespace())
 	}
 	res := Result{Kind: kindName(gvr, o.Resource.Singular), Namespace: o.GetNamespace(), Name: o.GetName()}
-	opts := metav1.CreateOptions{FieldValidation: "Strict"}
-	_, err := ri.Create(ctx, o.Unstructured, opts)
+	modified, err := withLastApplied(o.Unstructured)
+	if err != nil {
+		return res, err
+	}
+	_, err = ri.Create(ctx, modified, metav1.CreateOptions{FieldValidation: "Strict"})
 	if err == nil {
 		res.Action = "created"
 		return res, nil
@@ -183,15 +191,13 @@ func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result
 	if !apierrors.IsAlreadyExists(err) || o.GetName() == "" {
 		return res, serverError("creating", source, err)
 	}
-	// Like kubectl apply, merge the manifest into what is stored (a strategic
-	// merge patch keeps what the server owns: status, spec.nodeName, ...).
 	current, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return res, serverError("retrieving current configuration of", source, err)
 	}
-	patch, err := o.MarshalJSON()
+	patch, err := threeWayPatch(o.Resource, current, modified)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("error when applying %q: %w", source, err)
 	}
 	updated, err := ri.Patch(ctx, o.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldValidation: "Strict"})
 	if err != nil {
@@ -202,6 +208,44 @@ func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result
 		res.Action = "unchanged"
 	}
 	return res, nil
+}
+
+// withLastApplied returns a copy of u carrying itself in the last-applied annotation.
+func withLastApplied(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out := u.DeepCopy()
+	ann := out.GetAnnotations()
+	delete(ann, lastApplied)
+	out.SetAnnotations(ann)
+	data, err := out.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[lastApplied] = string(data) + "\n"
+	out.SetAnnotations(ann)
+	return out, nil
+}
+
+// threeWayPatch is kubectl apply's patch: from the last applied manifest, the
+// new one and what is stored, a strategic merge patch that sets what changed,
+// removes what the manifest no longer has, and leaves the server's fields.
+func threeWayPatch(res *apiserver.Resource, current, modified *unstructured.Unstructured) ([]byte, error) {
+	currentJSON, err := current.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	modifiedJSON, err := modified.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	original := []byte(current.GetAnnotations()[lastApplied])
+	meta, err := strategicpatch.NewPatchMetaFromStruct(res.New())
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.CreateThreeWayMergePatch(original, modifiedJSON, currentJSON, meta, true)
 }
 
 func kindName(gvr schema.GroupVersionResource, singular string) string {

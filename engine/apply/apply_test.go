@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podtrace/podtrace/engine/enginetest"
 )
@@ -71,5 +72,30 @@ func TestApplyCreatesThenMerges(t *testing.T) {
 	s, _ := env.Admin().CoreV1().Secrets("default").Get(ctx, "s", metav1.GetOptions{})
 	if string(s.Data["password"]) != "hunter2" || len(s.StringData) != 0 {
 		t.Fatalf("stringData not folded into data: %+v", s)
+	}
+}
+
+func TestApplyRemovesWhatTheManifestDropped(t *testing.T) {
+	env := enginetest.Start(t)
+	ctx := context.Background()
+	a, err := New(env.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  keep: \"1\"\n  drop: \"2\"\n"
+	if _, err := a.Apply(ctx, []byte(cm), "c.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	// Another client's change to a field the manifest never set survives.
+	if _, err := env.Admin().CoreV1().ConfigMaps("default").Patch(ctx, "c", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"team":"web"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Apply(ctx, []byte(strings.Replace(cm, "  drop: \"2\"\n", "", 1)), "c.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := env.Admin().CoreV1().ConfigMaps("default").Get(ctx, "c", metav1.GetOptions{})
+	if _, ok := got.Data["drop"]; ok || got.Data["keep"] != "1" || got.Labels["team"] != "web" {
+		t.Fatalf("after the second apply: data %v labels %v", got.Data, got.Labels)
 	}
 }
