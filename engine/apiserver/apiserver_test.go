@@ -68,17 +68,15 @@ func TestPodLifecycleThroughAPI(t *testing.T) {
 	}
 	// The API stages of the create, in order, with the user.
 	var got []stages.ID
-	for _, e := range env.Events() {
-		if e.UID == string(created.UID) && e.Verb == "create" && e.Status == stages.Succeeded {
-			got = append(got, e.Stage)
-			if e.User != "kubernetes-admin" {
-				t.Errorf("stage %s user = %q", e.Stage, e.User)
+	enginetest.WaitFor(t, 5*time.Second, "the create's API stages", func() bool {
+		got = got[:0]
+		for _, e := range env.Events() {
+			if e.UID == string(created.UID) && e.Verb == "create" && e.Status == stages.Succeeded && e.User == "kubernetes-admin" {
+				got = append(got, e.Stage)
 			}
 		}
-	}
-	if strings.Join(ids(got), ",") != "authn,authz,admission,persist" {
-		t.Fatalf("API stages = %v", got)
-	}
+		return strings.Join(ids(got), ",") == "authn,authz,admission,persist"
+	})
 }
 
 func ids(s []stages.ID) []string {
@@ -136,15 +134,14 @@ func TestForbiddenQuotaAndInvalidLeaveEtcdUnchanged(t *testing.T) {
 		t.Fatalf("refused requests changed etcd: revision %d → %d", before, after)
 	}
 	// The refused create still shows in the pod's lane, as a failed authz.
-	found := false
-	for _, e := range env.Events() {
-		if e.Pod == "x" && e.Stage == stages.Authz && e.Status == stages.Failed && e.User == "bob" {
-			found = true
+	enginetest.WaitFor(t, 5*time.Second, "a failed authz event for bob's create", func() bool {
+		for _, e := range env.Events() {
+			if e.Pod == "x" && e.Stage == stages.Authz && e.Status == stages.Failed && e.User == "bob" {
+				return true
+			}
 		}
-	}
-	if !found {
-		t.Fatal("no failed authz event for bob's create")
-	}
+		return false
+	})
 }
 
 func etcdRevision(t *testing.T, env *enginetest.Env) int64 {

@@ -2,8 +2,10 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,15 +41,15 @@ func TestAPIStageFaults(t *testing.T) {
 		if !tt.check(err) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: create error %v, want %q", tt.fault, err, tt.want)
 		}
-		failed := false
-		for _, e := range env.Events() {
-			if e.Pod == name && e.Stage == f.Stage && e.Status == stages.Failed {
-				failed = true
+		failed := func() bool { // the hub delivers events asynchronously
+			for _, e := range env.Events() {
+				if e.Pod == name && e.Stage == f.Stage && e.Status == stages.Failed {
+					return true
+				}
 			}
+			return false
 		}
-		if !failed {
-			t.Errorf("%s: no failed %s event for %s", tt.fault, f.Stage, name)
-		}
+		enginetest.WaitFor(t, 5*time.Second, fmt.Sprintf("%s: a failed %s event for %s", tt.fault, f.Stage, name), failed)
 		env.Tracer.Faults.Remove(added.ID)
 		if _, err := env.Admin().CoreV1().Pods("default").Create(ctx, pod(name), metav1.CreateOptions{}); err != nil {
 			t.Errorf("%s: after removing the fault: %v", tt.fault, err)
