@@ -117,34 +117,11 @@ func parseScript(script string) []step {
 	return out
 }
 
-// splitStatements splits on ;, &&, || and newlines, keeping quoted text whole.
+// splitStatements splits on ;, &&, || and newlines, keeping quoted text
+// whole, and drops empty statements.
 func splitStatements(s string) []string {
-	var out []string
-	var cur strings.Builder
-	quote := byte(0)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-			cur.WriteByte(c)
-		case c == '\'' || c == '"':
-			quote = c
-			cur.WriteByte(c)
-		case c == ';' || c == '\n':
-			out = append(out, cur.String())
-			cur.Reset()
-		case (c == '&' || c == '|') && i+1 < len(s) && s[i+1] == c:
-			out = append(out, cur.String())
-			cur.Reset()
-			i++
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	out = append(out, cur.String())
+	var ops []string
+	out := splitStatementsOps(s, &ops)
 	kept := out[:0]
 	for _, st := range out {
 		if st = strings.TrimSpace(st); st != "" {
@@ -329,8 +306,10 @@ func execute(argv []string, files map[string]bool) execResult {
 	return r
 }
 
-// splitStatementsOps is splitStatements that also records the operator
-// before each statement (";" for the first).
+// splitStatementsOps splits on ;, &&, || and newlines, keeping quoted text
+// whole, and records the operator before each statement (";" for the
+// first). Statements are left untrimmed and empty ones kept, so ops stays
+// aligned with them.
 func splitStatementsOps(s string, ops *[]string) []string {
 	var out []string
 	*ops = []string{";"}
