@@ -17,19 +17,8 @@ import (
 func (s *Server) selfSubjectAccessReview(w http.ResponseWriter, r *http.Request, rt *requestTrace) {
 	res := &Resource{GVR: authorizationv1.SchemeGroupVersion.WithResource("selfsubjectaccessreviews"),
 		Kind: "SelfSubjectAccessReview", New: func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} }}
-	acc, err := negotiate(r, false)
-	if err != nil {
-		writeError(w, nil, err)
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		writeError(w, acc.format, err)
-		return
-	}
-	obj, _, err := decodeObject(r, res, data)
-	if err != nil {
-		writeError(w, acc.format, err)
+	acc, obj, ok := decodeReview(w, r, res)
+	if !ok {
 		return
 	}
 	review := obj.(*authorizationv1.SelfSubjectAccessReview)
@@ -40,6 +29,25 @@ func (s *Server) selfSubjectAccessReview(w http.ResponseWriter, r *http.Request,
 	review.Status = authz.Review(r.Context(), s.cfg.Authorizer, review.Spec, *rt.user)
 	review.SetGroupVersionKind(res.GVK())
 	writeObject(w, acc.format, http.StatusCreated, review)
+}
+
+// decodeReview reads a review request (an object that is computed, never
+// stored) in the negotiated format; on failure it has written the error.
+func decodeReview(w http.ResponseWriter, r *http.Request, res *Resource) (accepted, runtime.Object, bool) {
+	acc, err := negotiate(r, false)
+	if err != nil {
+		writeError(w, nil, err)
+		return acc, nil, false
+	}
+	data, err := readBody(r)
+	if err == nil {
+		var obj runtime.Object
+		if obj, _, err = decodeObject(r, res, data); err == nil {
+			return acc, obj, true
+		}
+	}
+	writeError(w, acc.format, err)
+	return acc, nil, false
 }
 
 // RBACLister serves RBAC objects to the authorizer from the watch caches.

@@ -17,19 +17,8 @@ var whoamiResource = &Resource{GVR: authenticationv1.SchemeGroupVersion.WithReso
 // selfSubjectReview answers with the user the request authenticated as,
 // as kube-apiserver's SelfSubjectReview REST does (201 Created).
 func (s *Server) selfSubjectReview(w http.ResponseWriter, r *http.Request, rt *requestTrace) {
-	acc, err := negotiate(r, false)
-	if err != nil {
-		writeError(w, nil, err)
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		writeError(w, acc.format, err)
-		return
-	}
-	obj, _, err := decodeObject(r, whoamiResource, data)
-	if err != nil {
-		writeError(w, acc.format, err)
+	acc, obj, ok := decodeReview(w, r, whoamiResource)
+	if !ok {
 		return
 	}
 	review := obj.(*authenticationv1.SelfSubjectReview)
