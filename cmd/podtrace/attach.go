@@ -11,8 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -20,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/podtrace/podtrace/engine/attach"
 	"github.com/podtrace/podtrace/engine/logs"
@@ -278,32 +275,12 @@ func (s *attachSource) Status() tui.Status {
 
 // PodDetail reads the pod and its Events from the cluster.
 func (s *attachSource) PodDetail(namespace, name string) (tui.PodDetail, error) {
-	c := s.client.CoreV1()
-	p, err := c.Pods(namespace).Get(s.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return tui.PodDetail{}, err
-	}
-	d := tui.PodDetail{Phase: string(p.Status.Phase), Node: p.Spec.NodeName, IP: p.Status.PodIP}
-	if ref := metav1.GetControllerOf(p); ref != nil {
-		d.Owner = ref.Kind + "/" + ref.Name
-	}
-	for _, c := range p.Status.Conditions {
-		d.Conditions = append(d.Conditions, tui.Condition{Type: string(c.Type), Status: string(c.Status),
-			Reason: c.Reason, Message: c.Message, LastTransition: c.LastTransitionTime.Time})
-	}
-	evs, err := c.Events(namespace).List(s.ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(p.UID)).String()})
-	if err == nil {
-		items := make([]tui.K8sEvent, 0, len(evs.Items))
-		for i := range evs.Items {
-			items = append(items, kubeEvent(&evs.Items[i]))
+	return podDetail(s.ctx, s.client, namespace, name, func(evs []corev1.Event) []tui.K8sEvent {
+		items := make([]tui.K8sEvent, 0, len(evs))
+		for i := range evs {
+			items = append(items, kubeEvent(&evs[i]))
 		}
 		sort.SliceStable(items, func(i, j int) bool { return items[i].LastSeen.Before(items[j].LastSeen) })
-		d.Events = items
-	}
-	p.ManagedFields = nil
-	if y, err := yaml.Marshal(p); err == nil {
-		d.Object = string(y)
-	}
-	return d, nil
+		return items
+	})
 }

@@ -13,12 +13,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/yaml"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
@@ -244,33 +242,15 @@ func (s *engineSource) PodDetail(namespace, name string) (tui.PodDetail, error) 
 	if s.engine() == nil {
 		return tui.PodDetail{}, errStarting
 	}
-	c := s.client.CoreV1()
-	p, err := c.Pods(namespace).Get(s.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return tui.PodDetail{}, err
-	}
-	d := tui.PodDetail{Phase: string(p.Status.Phase), Node: p.Spec.NodeName, IP: p.Status.PodIP}
-	if ref := metav1.GetControllerOf(p); ref != nil {
-		d.Owner = ref.Kind + "/" + ref.Name
-	}
-	for _, c := range p.Status.Conditions {
-		d.Conditions = append(d.Conditions, tui.Condition{Type: string(c.Type), Status: string(c.Status),
-			Reason: c.Reason, Message: c.Message, LastTransition: c.LastTransitionTime.Time})
-	}
-	evs, err := c.Events(namespace).List(s.ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(p.UID)).String()})
-	if err == nil {
-		sort.Slice(evs.Items, func(i, j int) bool { return evs.Items[i].LastTimestamp.Before(&evs.Items[j].LastTimestamp) })
-		for _, ev := range evs.Items {
-			d.Events = append(d.Events, tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: ev.Source.Component,
+	return podDetail(s.ctx, s.client, namespace, name, func(evs []corev1.Event) []tui.K8sEvent {
+		sort.Slice(evs, func(i, j int) bool { return evs[i].LastTimestamp.Before(&evs[j].LastTimestamp) })
+		var out []tui.K8sEvent
+		for _, ev := range evs {
+			out = append(out, tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: ev.Source.Component,
 				Message: ev.Message, Count: int(ev.Count), LastSeen: ev.LastTimestamp.Time})
 		}
-	}
-	p.ManagedFields = nil
-	if y, err := yaml.Marshal(p); err == nil {
-		d.Object = string(y)
-	}
-	return d, nil
+		return out
+	})
 }
 
 // Faults returns the engine's fault controls; nil while it starts.

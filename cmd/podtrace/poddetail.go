@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podtrace/podtrace/tui"
+)
+
+// podDetail reads a pod and builds what the detail pane shows of it: phase,
+// node, IP, controlling owner, conditions, its Kubernetes Events and the
+// stored object as YAML (without managedFields). events turns the pod's
+// listed Events into the pane's, in order; it is not called when the list
+// fails, and Events is then empty.
+func podDetail(ctx context.Context, client kubernetes.Interface, namespace, name string,
+	events func([]corev1.Event) []tui.K8sEvent) (tui.PodDetail, error) {
+	c := client.CoreV1()
+	p, err := c.Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return tui.PodDetail{}, err
+	}
+	d := tui.PodDetail{Phase: string(p.Status.Phase), Node: p.Spec.NodeName, IP: p.Status.PodIP}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		d.Owner = ref.Kind + "/" + ref.Name
+	}
+	for _, c := range p.Status.Conditions {
+		d.Conditions = append(d.Conditions, tui.Condition{Type: string(c.Type), Status: string(c.Status),
+			Reason: c.Reason, Message: c.Message, LastTransition: c.LastTransitionTime.Time})
+	}
+	evs, err := c.Events(namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(p.UID)).String()})
+	if err == nil {
+		d.Events = events(evs.Items)
+	}
+	p.ManagedFields = nil
+	if y, err := yaml.Marshal(p); err == nil {
+		d.Object = string(y)
+	}
+	return d, nil
+}
