@@ -69,7 +69,7 @@ func TestQueueReportsFailuresAsRetrying(t *testing.T) {
 				e.Reason != "FailedCreate" || e.Attempt != tt.attempt || e.NextTry == nil || !e.NextTry.Equal(want) {
 				t.Fatalf("event %+v; want retrying FailedCreate attempt %d next try %v", e, tt.attempt, want)
 			}
-			clk.Step(tt.next) // the key comes back once its back-off has passed
+			clk.Step(tt.next)                           // the key comes back once its back-off has passed
 			for i := 0; i < 5000 && q.Len() == 0; i++ { // the delaying queue moves it on its own goroutine
 				time.Sleep(time.Millisecond)
 			}
