@@ -100,6 +100,12 @@ func (c *clusterFlags) start(ctx context.Context) (*engine.Engine, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.startNodes(ctx, specs)
+}
+
+// startNodes is start on the given nodes (a scenario brings its own).
+func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*engine.Engine, func(), error) {
+	var err error
 	dir, tmp := c.dataDir, ""
 	if dir == "" {
 		if tmp, err = os.MkdirTemp("", "podtrace-"); err != nil {

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
@@ -73,12 +72,11 @@ func scenarioCmd(ctx context.Context, args []string) error {
 	if *check && !flagSet(fs, "speed") {
 		cf.speed = 10 // a check has nobody watching: run the clock fast
 	}
-	e, cleanup, err := startScenarioEngine(ctx, &cf, s)
+	e, cleanup, err := cf.startNodes(ctx, s.Nodes) // the scenario brings its nodes
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	go scenario.WatchNodeFaults(ctx, e)
 	switch {
 	case *check:
 		rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: *timeout, Log: os.Stderr})
@@ -144,47 +142,6 @@ func showScenario(w io.Writer, what string, args []string) error {
 		fmt.Fprintf(w, "Hint %d of %d: %s\n", i+1, len(s.Hints), h)
 	}
 	return nil
-}
-
-// startScenarioEngine starts the engine on the scenario's nodes (the
-// --nodes flag does not apply), with library logs in DATA_DIR/podtrace.log.
-func startScenarioEngine(ctx context.Context, cf *clusterFlags, s *scenario.Scenario) (*engine.Engine, func(), error) {
-	dir, tmp := cf.dataDir, ""
-	var err error
-	if dir == "" {
-		if tmp, err = os.MkdirTemp("", "podtrace-scenario-"); err != nil {
-			return nil, nil, err
-		}
-		dir = tmp
-	}
-	closeLog, err := logs.ToFile(filepath.Join(dir, "podtrace.log"))
-	if err != nil {
-		return nil, nil, err
-	}
-	var endpoints []string
-	if cf.etcdEndpoints != "" {
-		endpoints = strings.Split(cf.etcdEndpoints, ",")
-	}
-	e, err := engine.Start(ctx, engine.Config{DataDir: dir, EtcdEndpoints: endpoints, Nodes: s.Nodes, Speed: cf.speed, Seed: cf.seed})
-	if err != nil {
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
-		return nil, nil, err
-	}
-	for _, f := range cf.faults {
-		if f, err = stages.ResolveVariant(f); err == nil {
-			e.Tracer.Faults.Add(f)
-		}
-	}
-	return e, func() {
-		e.Close()
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
-	}, nil
 }
 
 // writeManifest saves the scenario's (broken) manifest next to the
