@@ -133,6 +133,8 @@ func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component s
 		}
 		switch f.Kind {
 		case stages.Delay:
+			// Shown while it lasts, as a hang is: the lane counts up.
+			t.Begin(ref, stage, component).Wait("Delay", fmt.Sprintf("stage %s delayed %s (fault %d: %s)", stage, f.Delay, f.ID, f))
 			select {
 			case <-t.clock.After(f.Delay):
 				return nil, nil

@@ -192,3 +192,20 @@ func TestKubeletWaitsForBindOnlyAfterTheScheduler(t *testing.T) {
 	tr.Begin(sched, stages.Bind, "default-scheduler").Succeed("Scheduled", "")
 	<-gated
 }
+
+func TestDelayIsShownWhileItLasts(t *testing.T) {
+	tr, rec := newTracer()
+	clk := tr.Clock().(*clocktesting.FakeClock)
+	tr.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: 5 * time.Second})
+	done := make(chan struct{})
+	go func() { tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.Pull, "kubelet"); close(done) }()
+	evs := waitEvents(t, rec, 2)
+	if evs[1].Status != stages.Waiting || evs[1].Reason != "Delay" {
+		t.Fatalf("delay not shown: %+v", evs[1])
+	}
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(5 * time.Second)
+	<-done
+}
