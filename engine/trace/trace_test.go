@@ -198,7 +198,10 @@ func TestDelayIsShownWhileItLasts(t *testing.T) {
 	clk := tr.Clock().(*clocktesting.FakeClock)
 	tr.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: 5 * time.Second})
 	done := make(chan struct{})
-	go func() { tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.Pull, "kubelet"); close(done) }()
+	go func() {
+		tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.Pull, "kubelet")
+		close(done)
+	}()
 	evs := waitEvents(t, rec, 2)
 	if evs[1].Status != stages.Waiting || evs[1].Reason != "Delay" {
 		t.Fatalf("delay not shown: %+v", evs[1])
