@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"io"
 	"log"
 	"net/http"
@@ -55,7 +56,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 
 func writeJSON(w http.ResponseWriter, v interface{}) {
 	w.Header().Set("Content-Type", mediaJSON)
-	data, _ := jsonMarshal(v)
+	data, _ := json.Marshal(v)
 	w.Write(data)
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -162,10 +161,4 @@ func nameFromBody(r *http.Request, res *Resource) string {
 		return m.GetName()
 	}
 	return m.GetGenerateName()
-}
-
-// isAPIError reports whether err is already a Kubernetes API error.
-func isAPIError(err error) bool {
-	_, ok := err.(apierrors.APIStatus)
-	return ok
 }

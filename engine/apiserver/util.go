@@ -1,5 +1,0 @@
-package apiserver
-
-import "encoding/json"
-
-func jsonMarshal(v interface{}) ([]byte, error) { return json.Marshal(v) }
