@@ -112,6 +112,19 @@ func isScalar(name v1.ResourceName) bool {
 	return true
 }
 
+// raiseTo raises each of r's requests to o's where o's is larger.
+func (r *Resource) raiseTo(o *Resource) {
+	r.MilliCPU = max(r.MilliCPU, o.MilliCPU)
+	r.Memory = max(r.Memory, o.Memory)
+	r.EphemeralStorage = max(r.EphemeralStorage, o.EphemeralStorage)
+	for n, v := range o.Scalar {
+		if r.Scalar == nil {
+			r.Scalar = map[v1.ResourceName]int64{}
+		}
+		r.Scalar[n] = max(r.Scalar[n], v)
+	}
+}
+
 // PodRequests returns what the pod requests, computed as kube-scheduler does:
 // the sum over regular and sidecar containers, or the largest init container
 // if bigger, plus the pod overhead. With nonZero set, containers that request
@@ -134,26 +147,10 @@ func PodRequests(pod *v1.Pod, nonZero bool) *Resource {
 		} else {
 			cr.addResource(sidecars, 1)
 		}
-		initMax.MilliCPU = max(initMax.MilliCPU, cr.MilliCPU)
-		initMax.Memory = max(initMax.Memory, cr.Memory)
-		initMax.EphemeralStorage = max(initMax.EphemeralStorage, cr.EphemeralStorage)
-		for n, v := range cr.Scalar {
-			if initMax.Scalar == nil {
-				initMax.Scalar = map[v1.ResourceName]int64{}
-			}
-			initMax.Scalar[n] = max(initMax.Scalar[n], v)
-		}
+		initMax.raiseTo(cr)
 	}
 	req.addResource(sidecars, 1)
-	req.MilliCPU = max(req.MilliCPU, initMax.MilliCPU)
-	req.Memory = max(req.Memory, initMax.Memory)
-	req.EphemeralStorage = max(req.EphemeralStorage, initMax.EphemeralStorage)
-	for n, v := range initMax.Scalar {
-		if req.Scalar == nil {
-			req.Scalar = map[v1.ResourceName]int64{}
-		}
-		req.Scalar[n] = max(req.Scalar[n], v)
-	}
+	req.raiseTo(initMax)
 	if pod.Spec.Overhead != nil {
 		req.Add(pod.Spec.Overhead)
 	}
