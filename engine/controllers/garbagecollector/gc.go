@@ -53,10 +53,8 @@ type kind struct {
 	owner      cache.SharedIndexInformer
 	dependents cache.SharedIndexInformer
 	ownerKind  string
-	get        func(ctx context.Context, ns, name string) (metav1.Object, error)
-	delete     func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
-	patch      func(ctx context.Context, ns, name string, pt types.PatchType, data []byte) error
-	patchDep   func(ctx context.Context, ns, name string, pt types.PatchType, data []byte) error
+	ownerOps   objectOps // calls on the owner kind
+	depOps     objectOps // calls on the dependent kind
 }
 
 const byOwner = "ownerUID"
@@ -108,36 +106,8 @@ func (c *Controller) Start(ctx context.Context) error {
 		}
 	}
 	c.kinds = []*kind{
-		{owner: deploys, dependents: rss, ownerKind: "Deployment",
-			get: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				return apps.Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
-				return apps.ReplicaSets(ns).Delete(ctx, name, o)
-			},
-			patch: func(ctx context.Context, ns, name string, pt types.PatchType, d []byte) error {
-				_, err := apps.Deployments(ns).Patch(ctx, name, pt, d, metav1.PatchOptions{})
-				return err
-			},
-			patchDep: func(ctx context.Context, ns, name string, pt types.PatchType, d []byte) error {
-				_, err := apps.ReplicaSets(ns).Patch(ctx, name, pt, d, metav1.PatchOptions{})
-				return err
-			}},
-		{owner: rss, dependents: pods, ownerKind: "ReplicaSet",
-			get: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				return apps.ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
-			},
-			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
-				return core.Pods(ns).Delete(ctx, name, o)
-			},
-			patch: func(ctx context.Context, ns, name string, pt types.PatchType, d []byte) error {
-				_, err := apps.ReplicaSets(ns).Patch(ctx, name, pt, d, metav1.PatchOptions{})
-				return err
-			},
-			patchDep: func(ctx context.Context, ns, name string, pt types.PatchType, d []byte) error {
-				_, err := core.Pods(ns).Patch(ctx, name, pt, d, metav1.PatchOptions{})
-				return err
-			}},
+		{owner: deploys, dependents: rss, ownerKind: "Deployment", ownerOps: deploymentOps(apps), depOps: replicaSetOps(apps)},
+		{owner: rss, dependents: pods, ownerKind: "ReplicaSet", ownerOps: replicaSetOps(apps), depOps: podOps(core)},
 	}
 	for i, k := range c.kinds {
 		i := i
@@ -250,7 +220,7 @@ func (c *Controller) process(ctx context.Context, item key) error {
 	}
 	if !exists {
 		// The cache may lag: ask the API server, as upstream's collector does.
-		live, err := k.get(ctx, item.ns, item.name)
+		live, err := k.ownerOps.get(ctx, item.ns, item.name)
 		if err == nil && live.GetUID() == item.uid {
 			return nil
 		}
@@ -267,7 +237,7 @@ func (c *Controller) process(ctx context.Context, item key) error {
 				continue
 			}
 			uid := m.GetUID()
-			err := k.delete(ctx, m.GetNamespace(), m.GetName(), metav1.DeleteOptions{PropagationPolicy: &background,
+			err := k.depOps.delete(ctx, m.GetNamespace(), m.GetName(), metav1.DeleteOptions{PropagationPolicy: &background,
 				Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return err
@@ -280,7 +250,7 @@ func (c *Controller) process(ctx context.Context, item key) error {
 		for _, d := range deps {
 			m, _ := meta.Accessor(d)
 			patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, item.uid, m.GetUID())
-			if err := k.patchDep(ctx, m.GetNamespace(), m.GetName(), types.StrategicMergePatchType, []byte(patch)); err != nil && !apierrors.IsNotFound(err) {
+			if err := k.depOps.patch(ctx, m.GetNamespace(), m.GetName(), types.StrategicMergePatchType, []byte(patch)); err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
 		}
@@ -293,7 +263,7 @@ func (c *Controller) process(ctx context.Context, item key) error {
 				if m.GetDeletionTimestamp() != nil {
 					continue
 				}
-				if err := k.delete(ctx, m.GetNamespace(), m.GetName(), metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil && !apierrors.IsNotFound(err) {
+				if err := k.depOps.delete(ctx, m.GetNamespace(), m.GetName(), metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil && !apierrors.IsNotFound(err) {
 					return err
 				}
 			}
@@ -332,7 +302,7 @@ func (c *Controller) dropFinalizer(ctx context.Context, k *kind, m metav1.Object
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": keep,
 		"resourceVersion": m.GetResourceVersion()}})
-	err := k.patch(ctx, m.GetNamespace(), m.GetName(), types.MergePatchType, patch)
+	err := k.ownerOps.patch(ctx, m.GetNamespace(), m.GetName(), types.MergePatchType, patch)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
