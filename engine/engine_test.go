@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,12 @@ func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *r
 func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	e, rec := start(t, 3)
 	ctx := context.Background()
+	// Everything listens on loopback (the README says so).
+	for _, u := range append([]string{e.API.URL()}, e.Etcd.Endpoints...) {
+		if !strings.Contains(u, "://127.0.0.1:") {
+			t.Errorf("%s does not listen on 127.0.0.1", u)
+		}
+	}
 	if _, err := e.AdminClient().AppsV1().Deployments("default").Create(ctx, deployment("web", 3), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
