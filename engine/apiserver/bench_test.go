@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,9 +28,12 @@ const benchWriters = 64
 // Puts of the same bytes, at the same concurrency (64 writers) and with
 // fsync on for both, in the same run. Run with -benchtime=1x.
 func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
-	env := enginetest.Start(b, enginetest.Options{Fsync: os.Getenv("BENCH_NOFSYNC") == ""})
+	env := enginetest.Start(b, enginetest.Options{Fsync: os.Getenv("BENCH_NOFSYNC") == "", NoRecording: true})
 	ctx := context.Background()
-	const n = 3000
+	n := 3000
+	if v, _ := strconv.Atoi(os.Getenv("BENCH_N")); v > 0 {
+		n = v
+	}
 	p := pod("template")
 	p.Namespace = "default"
 	var buf bytesBuffer
@@ -52,19 +57,34 @@ func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		rawCPU := cpuTime()
 		raw := parallel(n, func(j int) error {
 			_, err := env.Etcd.Client.Put(ctx, fmt.Sprintf("/bench/raw/%d/%d", i, j), value)
 			return err
 		})
+		rawCPU = cpuTime() - rawCPU
+		apiCPU := cpuTime()
 		api := parallel(n, func(j int) error {
 			c := clients[j%benchWriters]
 			_, err := c.CoreV1().Pods("default").Create(ctx, pod(fmt.Sprintf("bench-%d-%d", i, j)), metav1.CreateOptions{})
 			return err
 		})
+		apiCPU = cpuTime() - apiCPU
+		b.ReportMetric(float64(rawCPU.Microseconds())/float64(n), "cpu-µs/put")
+		b.ReportMetric(float64(apiCPU.Microseconds())/float64(n), "cpu-µs/create")
 		b.ReportMetric(float64(n)/raw.Seconds(), "etcd-puts/s")
 		b.ReportMetric(float64(n)/api.Seconds(), "api-creates/s")
 		b.ReportMetric(raw.Seconds()/api.Seconds(), "ratio")
 	}
+}
+
+// cpuTime returns the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type bytesBuffer []byte

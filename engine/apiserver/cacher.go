@@ -47,7 +47,7 @@ type cacher struct {
 	store *store
 
 	mu       sync.RWMutex
-	fresh    *sync.Cond
+	waiters  []revWaiter // requests waiting for the cache to reach a revision
 	objects  map[string]*cached
 	rv       int64
 	window   []*change // ring buffer
@@ -62,7 +62,6 @@ type cacher struct {
 func newCacher(res *Resource, s *store) *cacher {
 	c := &cacher{res: res, store: s, objects: map[string]*cached{}, watchers: map[*watcher]struct{}{},
 		window: make([]*change, windowSize), ready: make(chan struct{})}
-	c.fresh = sync.NewCond(&c.mu)
 	return c
 }
 
@@ -106,7 +105,7 @@ func (c *cacher) listAndWatch(ctx context.Context) error {
 	for w := range c.watchers {
 		w.stop(nil)
 	}
-	c.fresh.Broadcast()
+	c.wake()
 	c.mu.Unlock()
 	select {
 	case <-c.ready:
@@ -127,10 +126,7 @@ func (c *cacher) listAndWatch(ctx context.Context) error {
 		}
 		if resp.IsProgressNotify() {
 			c.mu.Lock()
-			if resp.Header.Revision > c.rv {
-				c.rv = resp.Header.Revision
-				c.fresh.Broadcast()
-			}
+			c.advance(resp.Header.Revision)
 			c.mu.Unlock()
 			continue
 		}
@@ -185,7 +181,7 @@ func (c *cacher) apply(ev *clientv3.Event) {
 func (c *cacher) advance(rv int64) {
 	if rv > c.rv {
 		c.rv = rv
-		c.fresh.Broadcast()
+		c.wake()
 	}
 }
 
@@ -221,7 +217,7 @@ func (c *cacher) waitFresh(ctx context.Context, rv int64) error {
 		if wctx != nil {
 			_ = c.store.etcd.RequestProgress(wctx)
 		}
-		c.waitChange(50 * time.Millisecond)
+		c.waitRev(ctx, rv, 50*time.Millisecond)
 	}
 }
 
@@ -229,25 +225,58 @@ func (c *cacher) waitFresh(ctx context.Context, rv int64) error {
 // write through this server has just produced: once a write returns, every
 // read from the cache sees it (read-your-writes for every client).
 func (c *cacher) waitApplied(ctx context.Context, rv int64) {
-	deadline := time.Now().Add(time.Second)
-	for {
-		c.mu.RLock()
-		cur := c.rv
-		c.mu.RUnlock()
-		if cur >= rv || time.Now().After(deadline) || ctx.Err() != nil {
-			return
-		}
-		c.waitChange(10 * time.Millisecond)
-	}
+	c.waitRev(ctx, rv, time.Second)
 }
 
-// waitChange waits until the cache's revision moves or d passes.
-func (c *cacher) waitChange(d time.Duration) {
-	t := time.AfterFunc(d, func() { c.mu.Lock(); c.fresh.Broadcast(); c.mu.Unlock() })
-	defer t.Stop()
+// revWaiter is one request waiting for the cache to reach rv.
+type revWaiter struct {
+	rv int64
+	ch chan struct{}
+}
+
+// waitRev waits until the cache has seen revision rv, d passes or ctx ends,
+// and reports whether the cache got there. Only the waiters whose revision
+// is reached are woken, so many concurrent writers cost one wake-up each.
+func (c *cacher) waitRev(ctx context.Context, rv int64, d time.Duration) bool {
 	c.mu.Lock()
-	c.fresh.Wait()
+	if c.rv >= rv {
+		c.mu.Unlock()
+		return true
+	}
+	w := revWaiter{rv: rv, ch: make(chan struct{})}
+	c.waiters = append(c.waiters, w)
 	c.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ch:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.waiters {
+		if c.waiters[i].ch == w.ch {
+			c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+			break
+		}
+	}
+	return c.rv >= rv
+}
+
+// wake releases the waiters whose revision the cache has reached; c.mu is held.
+func (c *cacher) wake() {
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.rv <= c.rv {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(c.waiters[len(kept):])
+	c.waiters = kept
 }
 
 // list returns the cached objects matching p, sorted by key, and the cache's revision.

@@ -36,6 +36,9 @@ type Options struct {
 	Speed float64
 	// Fsync keeps etcd's fsync on (default off, for speed).
 	Fsync bool
+	// NoRecording skips keeping every stage event for Events, so that a
+	// benchmark measures the engine rather than the test's memory of it.
+	NoRecording bool
 }
 
 // Start starts etcd and the API server and stops them when the test ends.
@@ -54,7 +57,9 @@ func Start(t testing.TB, opts ...Options) *Env {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &Env{Clock: clock.New(time.Now(), o.Speed), Hub: trace.NewHub(), Ctx: ctx}
 	env.Tracer = trace.New(env.Clock, env.Hub)
-	env.recording = env.Hub.Record()
+	if !o.NoRecording {
+		env.recording = env.Hub.Record()
+	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: o.DataDir, UnsafeNoFsync: !o.Fsync,
 		Clock: env.Clock, Tracer: env.Tracer, Users: authn.ComponentUsers()})
 	if err != nil {
@@ -64,7 +69,9 @@ func Start(t testing.TB, opts ...Options) *Env {
 	env.ControlPlane = cp
 	t.Cleanup(func() {
 		cancel()
-		env.recording.Stop()
+		if env.recording != nil {
+			env.recording.Stop()
+		}
 		cp.Close()
 	})
 	return env
@@ -91,8 +98,13 @@ func (e *Env) ClientFor(t testing.TB, user string, groups ...string) kubernetes.
 	return kubernetes.NewForConfigOrDie(e.RestConfigFor(t, user, groups...))
 }
 
-// Events returns the stage events emitted so far.
-func (e *Env) Events() []stages.Event { return e.recording.Events() }
+// Events returns the stage events emitted so far (none with NoRecording).
+func (e *Env) Events() []stages.Event {
+	if e.recording == nil {
+		return nil
+	}
+	return e.recording.Events()
+}
 
 // WaitFor polls cond until it holds or the timeout passes.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
