@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,7 +119,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context, g gated) {
 	}
 	s.setLast(pod, res.verdicts)
 
-	assumed := pod.DeepCopy()
+	// A shallow copy is enough: like the informer's objects, the assumed
+	// pod's nested fields are never modified, only its nodeName differs.
+	assumed := new(v1.Pod)
+	*assumed = *pod
 	assumed.Spec.NodeName = res.host
 	if err := s.cache.AssumePod(assumed); err != nil {
 		s.handleFailure(ctx, span, pi, framework.AsStatus(err), res.verdicts, nil, false)
@@ -165,8 +167,13 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 				fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", prePlugins)).WithPlugin(prePlugins[0])
 		}
 		if len(candidates) > 0 {
+			var processed int
 			var err *framework.Status
-			if feasible, err = s.findNodesThatPassFilters(ctx, state, pod, candidates, &d); err != nil {
+			feasible, processed, err = s.findNodesThatPassFilters(ctx, state, pod, candidates, &d)
+			// Upstream moves the start on by the nodes processed, modulo
+			// all the nodes, also when a filter failed.
+			s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
+			if err != nil {
 				return res, err
 			}
 		}
@@ -234,18 +241,13 @@ const (
 // addScoreVerdicts appends the feasible nodes' verdicts: totals, and
 // per-plugin scores within the detail limits.
 func addScoreVerdicts(r *stages.SchedulingResult, scores []framework.NodePluginScores, chosen string) {
-	detailed := func(int) bool { return true }
-	if len(scores) > maxDetailedScores {
-		totals := make([]int64, len(scores))
-		for i, ns := range scores {
-			totals[i] = ns.TotalScore
-		}
-		slices.Sort(totals)
-		cut := totals[len(totals)-topScoreDetails]
-		detailed = func(i int) bool { return scores[i].TotalScore > cut || scores[i].Name == chosen }
+	all := len(scores) <= maxDetailedScores
+	var cut int64
+	if !all {
+		cut = tenthBestTotal(scores)
 	}
-	for i, ns := range scores {
-		if !detailed(i) {
+	for _, ns := range scores {
+		if !all && ns.TotalScore <= cut && ns.Name != chosen {
 			continue
 		}
 		v := stages.NodeVerdict{Node: ns.Name, Total: ns.TotalScore, Scores: make(map[string]int64, len(ns.Scores))}
@@ -254,6 +256,35 @@ func addScoreVerdicts(r *stages.SchedulingResult, scores []framework.NodePluginS
 		}
 		r.Nodes = append(r.Nodes, v)
 	}
+}
+
+// tenthBestTotal returns the topScoreDetails-th highest total score,
+// a total shared by several nodes counting once per node (scores holds
+// more than topScoreDetails entries).
+func tenthBestTotal(scores []framework.NodePluginScores) int64 {
+	var top [topScoreDetails]int64 // the best totals so far, ascending
+	n := 0
+	for _, ns := range scores {
+		t := ns.TotalScore
+		if n < len(top) {
+			i := n
+			for ; i > 0 && top[i-1] > t; i-- {
+				top[i] = top[i-1]
+			}
+			top[i] = t
+			n++
+			continue
+		}
+		if t <= top[0] {
+			continue
+		}
+		i := 1
+		for ; i < len(top) && top[i] < t; i++ {
+			top[i-1] = top[i]
+		}
+		top[i-1] = t
+	}
+	return top[0]
 }
 
 // numFeasibleNodesToFind is upstream's cut-off: every node below 100 nodes,
@@ -278,24 +309,28 @@ func (s *Scheduler) numFeasibleNodesToFind(numAllNodes int) int {
 
 // findNodesThatPassFilters runs the filters over the nodes in parallel,
 // starting where the previous cycle stopped, until enough feasible nodes are
-// found. Rejections are recorded in d.
-func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, d *framework.Diagnosis) ([]*framework.NodeInfo, *framework.Status) {
+// found. Rejections are recorded in d, also when a filter errs. It returns
+// the feasible nodes in search order (valid until the next call: cycles run
+// one at a time and reuse the memory) and how many nodes were processed.
+func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, d *framework.Diagnosis) ([]*framework.NodeInfo, int, *framework.Status) {
 	numAll := len(nodes)
 	toFind := s.numFeasibleNodesToFind(numAll)
 	if !s.fwk.HasScorePlugins() {
 		toFind = 1
 	}
-	start := s.nextStartNodeIndex % numAll
-	feasibleIdx := make([]int, toFind)
+	start := s.nextStartNodeIndex
+	b := &s.filterBufs
+	b.found = slices.Grow(b.found[:0], toFind)[:toFind]
+	b.statuses = slices.Grow(b.statuses[:0], numAll)[:numAll]
+	clear(b.statuses)
+	found, statuses := b.found, b.statuses
 	var feasibleLen int32
-	statuses := make([]*framework.Status, numAll)
 	var errOnce sync.Once
 	var firstErr *framework.Status
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workqueue.ParallelizeUntil(fctx, s.workers, numAll, func(i int) {
-		idx := (start + i) % numAll
-		st := s.fwk.RunFilterPlugins(fctx, state, pod, nodes[idx])
+		st := s.fwk.RunFilterPlugins(fctx, state, pod, nodes[(start+i)%numAll])
 		switch {
 		case st.IsSuccess():
 			n := atomic.AddInt32(&feasibleLen, 1)
@@ -304,34 +339,41 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 				atomic.AddInt32(&feasibleLen, -1)
 				return
 			}
-			feasibleIdx[n-1] = i
+			found[n-1] = i
 		case st.Code() == framework.Error:
 			errOnce.Do(func() { firstErr = st })
 			cancel()
 		default:
-			statuses[idx] = st
+			statuses[i] = st
 		}
 	}, workqueue.WithChunkSize(framework.ChunkSizeFor(numAll, s.workers)))
-	if firstErr != nil {
-		return nil, firstErr
-	}
 	processed := int(feasibleLen)
-	for idx, st := range statuses {
+	for i, st := range statuses {
 		if st != nil {
-			d.NodeToStatus[nodes[idx].Node().Name] = st
+			d.NodeToStatus[nodes[(start+i)%numAll].Node().Name] = st
 			d.UnschedulablePlugins[st.Plugin()] = true
 			processed++
 		}
 	}
-	s.nextStartNodeIndex = (start + processed) % numAll
-	// Keep the search order so that the same seed picks the same node.
-	idxs := feasibleIdx[:feasibleLen]
-	sort.Ints(idxs)
-	feasible := make([]*framework.NodeInfo, len(idxs))
-	for k, i := range idxs {
-		feasible[k] = nodes[(start+i)%numAll]
+	if firstErr != nil {
+		return nil, processed, firstErr
 	}
-	return feasible, nil
+	// Keep the search order so that the same seed picks the same node.
+	idxs := found[:feasibleLen]
+	slices.Sort(idxs)
+	b.feasible = slices.Grow(b.feasible[:0], len(idxs))[:len(idxs)]
+	for k, i := range idxs {
+		b.feasible[k] = nodes[(start+i)%numAll]
+	}
+	return b.feasible, processed, nil
+}
+
+// filterBufs are the slices findNodesThatPassFilters needs per cycle, kept
+// from one cycle to the next.
+type filterBufs struct {
+	found    []int // search positions of the feasible nodes
+	statuses []*framework.Status
+	feasible []*framework.NodeInfo
 }
 
 // selectHost picks the highest total score; ties are broken at random

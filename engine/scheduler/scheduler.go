@@ -115,6 +115,7 @@ type Scheduler struct {
 	ready     chan gated
 
 	nextStartNodeIndex int
+	filterBufs         filterBufs
 	// workers is the number of goroutines filters and scores run on.
 	workers int
 
