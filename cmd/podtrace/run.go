@@ -45,7 +45,7 @@ func runCmd(ctx context.Context, args []string) error {
 		if manifest, err = readManifest(*file); err != nil {
 			return err
 		}
-		if objs, err = apply.Parse(manifest, *file); err != nil {
+		if objs, err = apply.Parse(manifest, *file); err != nil && (len(objs) == 0 || !warnUnserved(err)) {
 			return err
 		}
 	} else if *headless {
@@ -60,6 +60,20 @@ func runCmd(ctx context.Context, args []string) error {
 	}
 	defer cleanup()
 	return runHeadless(ctx, e, manifest, *file, objs, *timeout)
+}
+
+// warnUnserved tells, one line each, which objects of the manifest podtrace
+// leaves out because it does not serve their kinds, and reports whether err
+// was only that (so the run goes on with the rest).
+func warnUnserved(err error) bool {
+	var unserved *apply.UnservedError
+	if !errors.As(err, &unserved) {
+		return false
+	}
+	for _, e := range unserved.Errors {
+		fmt.Fprintf(os.Stderr, "podtrace: skipping %v\n", e)
+	}
+	return true
 }
 
 func readManifest(file string) ([]byte, error) {
@@ -95,7 +109,8 @@ func runHeadless(ctx context.Context, e *engine.Engine, manifest []byte, file st
 	if err != nil {
 		return err
 	}
-	if _, err := applier.Apply(ctx, manifest, file); err != nil {
+	var unserved *apply.UnservedError
+	if _, err := applier.Apply(ctx, manifest, file); err != nil && !errors.As(err, &unserved) {
 		return err
 	}
 	expected, namespaces := expectedPods(objs)

@@ -43,11 +43,27 @@ func (r Result) String() string {
 	return r.Kind + "/" + r.Name + " " + r.Action
 }
 
+// UnservedError names the objects of a manifest whose kinds podtrace does
+// not serve (an Ingress, a CRD's objects), in kubectl's words for each.
+type UnservedError struct {
+	Errors []error
+}
+
+func (e *UnservedError) Error() string { return errors.Join(e.Errors...).Error() }
+
 // Parse splits a manifest into objects and maps each to a served resource.
-// source names the manifest in errors (a file name, or "STDIN").
+// source names the manifest in errors (a file name, or "STDIN"). When some
+// objects are of kinds podtrace does not serve, Parse returns the others
+// together with an *UnservedError, so a caller can go on without them.
 func Parse(data []byte, source string) ([]Object, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []Object
+	unserved := &UnservedError{}
+	add := func(u *unstructured.Unstructured) {
+		if obj, ok := mapObject(u, source, unserved); ok {
+			out = append(out, obj)
+		}
+	}
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -73,22 +89,19 @@ func Parse(data []byte, source string) ([]Object, error) {
 				return nil, fmt.Errorf("error parsing %s: %v", source, err)
 			}
 			for i := range items.Items {
-				obj, err := mapObject(&items.Items[i], source)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, obj)
+				add(&items.Items[i])
 			}
 			continue
 		}
-		obj, err := mapObject(u, source)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, obj)
+		add(u)
 	}
-	if len(out) == 0 {
+	switch {
+	case len(out) == 0 && len(unserved.Errors) > 0:
+		return nil, unserved
+	case len(out) == 0:
 		return nil, fmt.Errorf("no objects passed to apply")
+	case len(unserved.Errors) > 0:
+		return out, unserved
 	}
 	return out, nil
 }
@@ -121,15 +134,18 @@ func missingTypeFields(doc []byte, err error) string {
 	return "[" + strings.Join(missing, ", ") + "]"
 }
 
-func mapObject(u *unstructured.Unstructured, source string) (Object, error) {
+// mapObject finds u's resource, or notes in unserved that podtrace has none.
+func mapObject(u *unstructured.Unstructured, source string, unserved *UnservedError) (Object, bool) {
 	gvk := u.GroupVersionKind()
 	for _, r := range apiserver.Resources() {
 		if r.GVK() == gvk {
-			return Object{Unstructured: u, Resource: r}, nil
+			return Object{Unstructured: u, Resource: r}, true
 		}
 	}
-	return Object{}, fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q",
-		u.GetName(), u.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String())
+	unserved.Errors = append(unserved.Errors, fmt.Errorf(
+		"resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q",
+		u.GetName(), u.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String()))
+	return Object{}, false
 }
 
 // Applier applies manifests as one user.
@@ -148,11 +164,14 @@ func New(cfg *rest.Config) (*Applier, error) {
 	return &Applier{client: c, Namespace: metav1.NamespaceDefault}, nil
 }
 
-// Apply creates each object, or updates it if it exists, in order.
+// Apply creates each object, or updates it if it exists, in order. Objects
+// of kinds podtrace does not serve are left out and named in the
+// *UnservedError it returns once the others are applied.
 func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Result, error) {
-	objs, err := Parse(data, source)
-	if err != nil {
-		return nil, err
+	objs, parseErr := Parse(data, source)
+	var unserved *UnservedError
+	if parseErr != nil && !errors.As(parseErr, &unserved) || len(objs) == 0 {
+		return nil, parseErr
 	}
 	var results []Result
 	for _, o := range objs {
@@ -162,7 +181,7 @@ func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Resu
 		}
 		results = append(results, r)
 	}
-	return results, nil
+	return results, parseErr
 }
 
 // lastApplied is the annotation kubectl keeps the applied manifest in, so

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -97,5 +98,21 @@ func TestApplyRemovesWhatTheManifestDropped(t *testing.T) {
 	got, _ := env.Admin().CoreV1().ConfigMaps("default").Get(ctx, "c", metav1.GetOptions{})
 	if _, ok := got.Data["drop"]; ok || got.Data["keep"] != "1" || got.Labels["team"] != "web" {
 		t.Fatalf("after the second apply: data %v labels %v", got.Data, got.Labels)
+	}
+}
+
+func TestParseKeepsServedObjectsNextToUnservedKinds(t *testing.T) {
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+	objs, err := Parse([]byte(manifest), "f.yaml")
+	var unserved *UnservedError
+	if !errors.As(err, &unserved) || len(unserved.Errors) != 1 {
+		t.Fatalf("error %v, want one unserved kind", err)
+	}
+	want := `resource mapping not found for name: "web" namespace: "" from "f.yaml": no matches for kind "Ingress" in version "networking.k8s.io/v1"`
+	if unserved.Errors[0].Error() != want {
+		t.Errorf("got %q, want %q", unserved.Errors[0], want)
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "ConfigMap" {
+		t.Errorf("objects %v, want the ConfigMap", objs)
 	}
 }
