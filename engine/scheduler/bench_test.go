@@ -77,7 +77,9 @@ func benchCreatePods(b *testing.B, c kubernetes.Interface, ns, schedulerName str
 // concurrency (DefaultBindConcurrency), no filtering or scoring, measured
 // once before and once after the scheduler (their combined rate is the
 // ceiling). The ratio should be at least 0.8. Run with -benchtime=1x;
-// SCHED_PROFILE=FILE and CEILING_PROFILE=FILE write CPU profiles of the phases.
+// SCHED_PROFILE=FILE and CEILING_PROFILE=FILE write CPU profiles of the phases;
+// SCHED_MEMPROFILE=FILE writes allocation profiles at the scheduler phase's
+// start (FILE.before) and end (FILE): pprof -diff_base FILE.before FILE.
 func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
 	env := enginetest.Start(b)
 	admin := env.Admin()
@@ -122,6 +124,7 @@ func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		writeAllocs("SCHED_MEMPROFILE", ".before")
 		b.ResetTimer()
 		if err := s.Start(ctx); err != nil {
 			b.Fatal(err)
@@ -138,6 +141,7 @@ func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
 		if profiling {
 			pprof.StopCPUProfile()
 		}
+		writeAllocs("SCHED_MEMPROFILE", "")
 		if evs, err := admin.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{}); err == nil {
 			var total int32
 			for _, e := range evs.Items {
@@ -200,4 +204,19 @@ func startProfile(env string) bool {
 		return false
 	}
 	return pprof.StartCPUProfile(pf) == nil
+}
+
+// writeAllocs writes the allocation profile so far to the file named by the
+// environment variable env, with suffix appended, if env is set.
+func writeAllocs(env, suffix string) {
+	f := os.Getenv(env)
+	if f == "" {
+		return
+	}
+	pf, err := os.Create(f + suffix)
+	if err != nil {
+		return
+	}
+	defer pf.Close()
+	_ = pprof.Lookup("allocs").WriteTo(pf, 0)
 }
