@@ -16,14 +16,15 @@ import (
 )
 
 // patch serves PATCH with JSON patch, merge patch and strategic merge patch,
-// applied to the stored object's JSON and retried on write races.
+// applied to the stored object's JSON and retried on write races, and
+// server-side apply (apply.go).
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, ns, name, sub string, acc accepted, rt *requestTrace) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	pt := types.PatchType(ct)
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
-		writeError(w, acc.format, unsupportedPatch(ct))
+	case types.ApplyYAMLPatchType:
+		s.apply(w, r, res, ns, name, sub, acc, rt)
 		return
 	default:
 		writeError(w, acc.format, unsupportedPatch(ct))
@@ -60,7 +61,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 			return nil, conflict(res, name)
 		}
 		addWarnings(w, warnings)
-		return obj, nil
+		return trackUpdate(r, res, sub, current, obj), nil
 	})
 }
 
@@ -105,6 +106,6 @@ func applyPatch(pt types.PatchType, current, patch []byte, res *Resource) ([]byt
 
 func unsupportedPatch(ct string) error {
 	return statusError(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType))
+		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
+			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,22 +30,32 @@ func isDryRun(r *http.Request) bool { return len(r.URL.Query()["dryRun"]) > 0 }
 // create serves POST on a collection.
 func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, ns string, acc accepted, rt *requestTrace) {
 	admStart := rt.begin()
-	fail := func(err error) {
-		rt.endPlugin(admStart, err, "")
-		s.finish(rt, r, nil)
-		writeError(w, acc.format, err)
-	}
 	data, err := readBody(r)
 	if err != nil {
-		fail(err)
+		s.failCreate(w, r, acc, rt, admStart, err)
 		return
 	}
 	obj, warnings, err := decodeObject(r, res, data)
 	if err != nil {
-		fail(err)
+		s.failCreate(w, r, acc, rt, admStart, err)
 		return
 	}
 	addWarnings(w, warnings)
+	s.createObject(w, r, res, ns, trackUpdate(r, res, "", nil, obj), acc, rt, admStart)
+}
+
+// failCreate answers a create that failed before admission.
+func (s *Server) failCreate(w http.ResponseWriter, r *http.Request, acc accepted, rt *requestTrace, admStart time.Time, err error) {
+	rt.endPlugin(admStart, err, "")
+	s.finish(rt, r, nil)
+	writeError(w, acc.format, err)
+}
+
+// createObject creates a decoded object (from a POST, or an apply that
+// creates): namespace, server-owned fields, admission, validation, etcd.
+func (s *Server) createObject(w http.ResponseWriter, r *http.Request, res *Resource, ns string, obj runtime.Object,
+	acc accepted, rt *requestTrace, admStart time.Time) {
+	fail := func(err error) { s.failCreate(w, r, acc, rt, admStart, err) }
 	m, _ := meta.Accessor(obj)
 	if res.Namespaced {
 		if m.GetNamespace() == "" {
@@ -165,7 +176,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, n
 		if wantRV != 0 && wantRV != mustRV(current) {
 			return nil, conflict(res, name)
 		}
-		return obj.DeepCopyObject(), nil
+		return trackUpdate(r, res, sub, current, obj.DeepCopyObject()), nil
 	})
 }
 
