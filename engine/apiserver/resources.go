@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"strconv"
 
@@ -69,12 +70,13 @@ func (r *Resource) HasSubresource(sub string) bool {
 }
 
 var (
-	coreV1   = schema.GroupVersion{Version: "v1"}
-	appsV1   = appsv1.SchemeGroupVersion
-	rbacV1   = rbacv1.SchemeGroupVersion
-	coordV1  = coordinationv1.SchemeGroupVersion
-	allCat   = []string{"all"}
-	noFields = func(runtime.Object) fields.Set { return nil }
+	coreV1      = schema.GroupVersion{Version: "v1"}
+	appsV1      = appsv1.SchemeGroupVersion
+	rbacV1      = rbacv1.SchemeGroupVersion
+	coordV1     = coordinationv1.SchemeGroupVersion
+	discoveryV1 = discoveryv1.SchemeGroupVersion
+	allCat      = []string{"all"}
+	noFields    = func(runtime.Object) fields.Set { return nil }
 )
 
 // Resources returns the resources podtrace serves, in discovery order.
@@ -100,6 +102,13 @@ func Resources() []*Resource {
 			EtcdPrefix: "events",
 			New:        func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} },
 			Fields: eventFields},
+		{GVR: coreV1.WithResource("services"), Kind: "Service", Singular: "service", Namespaced: true,
+			ShortNames: []string{"svc"}, Categories: allCat, EtcdPrefix: "services/specs", Subresources: []string{"status"},
+			New: func() runtime.Object { return &corev1.Service{} }, NewList: func() runtime.Object { return &corev1.ServiceList{} },
+			Fields: func(o runtime.Object) fields.Set {
+				s := o.(*corev1.Service)
+				return fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
+			}},
 		{GVR: coreV1.WithResource("serviceaccounts"), Kind: "ServiceAccount", Singular: "serviceaccount", Namespaced: true,
 			ShortNames: []string{"sa"}, EtcdPrefix: "serviceaccounts",
 			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
@@ -144,6 +153,10 @@ func Resources() []*Resource {
 		{GVR: rbacV1.WithResource("clusterrolebindings"), Kind: "ClusterRoleBinding", Singular: "clusterrolebinding",
 			EtcdPrefix: "clusterrolebindings",
 			New:        func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+			Fields: noFields},
+		{GVR: discoveryV1.WithResource("endpointslices"), Kind: "EndpointSlice", Singular: "endpointslice", Namespaced: true,
+			EtcdPrefix: "endpointslices",
+			New:        func() runtime.Object { return &discoveryv1.EndpointSlice{} }, NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
 			Fields: noFields},
 		{GVR: coordV1.WithResource("leases"), Kind: "Lease", Singular: "lease", Namespaced: true, EtcdPrefix: "leases",
 			New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },

@@ -38,6 +38,8 @@ func (s *Server) prepareCreate(res *Resource, obj runtime.Object) {
 		}
 	case *corev1.ResourceQuota:
 		o.Status = corev1.ResourceQuotaStatus{Hard: o.Spec.Hard}
+	case *corev1.Service:
+		o.Status = corev1.ServiceStatus{}
 	case *corev1.Secret:
 		mergeStringData(o)
 	}
@@ -96,6 +98,8 @@ func prepareUpdate(obj, old runtime.Object, subresource string) {
 		o.Status = old.(*corev1.Node).Status
 	case *corev1.Namespace:
 		o.Status = old.(*corev1.Namespace).Status
+	case *corev1.Service:
+		o.Status = old.(*corev1.Service).Status
 	case *corev1.ResourceQuota:
 		// status.hard follows spec.hard at once: the quota controller's
 		// resync, which podtrace does not run separately.
@@ -123,6 +127,8 @@ func keepAllButStatus(obj, old runtime.Object) {
 		o.Spec = old.(*corev1.Namespace).Spec
 	case *corev1.ResourceQuota:
 		o.Spec = old.(*corev1.ResourceQuota).Spec
+	case *corev1.Service:
+		o.Spec = old.(*corev1.Service).Spec
 	}
 }
 

@@ -105,6 +105,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		return err
 	}
 	var chain *admission.Chain
+	svcs := newServices(cfg.Clock)
 	rbac := authz.Union{authz.PrivilegedGroups("system:masters")}
 	api, err := apiserver.New(apiserver.Config{
 		Etcd:          cp.Etcd.Client,
@@ -118,13 +119,14 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 			return admit(ctx, chain, r)
 		},
 		Default:   defaults.Default,
-		Validate:  validate,
+		Validate:  svcs.validate,
 		Clock:     cfg.Clock,
 		Tracer:    cfg.Tracer,
-		Bootstrap: bootstrapObjects(),
+		Bootstrap: append(bootstrapObjects(), kubernetesService(cfg.Address)),
 		PodLogs:   cfg.PodLogs,
 		Released: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
 			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
+			svcs.released(obj)                                     // cluster IP and node ports given back
 		},
 	})
 	if err != nil {
@@ -135,6 +137,12 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err := api.Start(ctx); err != nil {
 		return err
 	}
+	// Allocations are rebuilt from the stored Services before any client
+	// has the kubeconfig, then repaired periodically.
+	if err := svcs.repair(ctx, api.Store()); err != nil {
+		return fmt.Errorf("start control plane: rebuild service allocations: %w", err)
+	}
+	go svcs.repairLoop(ctx, api.Store())
 	cp.API = api
 	cp.Kubeconfig = filepath.Join(cp.DataDir, "kubeconfig")
 	if err := cp.PKI.WriteKubeconfig(cp.Kubeconfig, api.URL()); err != nil {

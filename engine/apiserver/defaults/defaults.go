@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -51,6 +52,10 @@ func Default(obj runtime.Object) {
 		roleBinding(&o.RoleRef, o.Subjects)
 	case *rbacv1.ClusterRoleBinding:
 		roleBinding(&o.RoleRef, o.Subjects)
+	case *corev1.Service:
+		Service(o)
+	case *discoveryv1.EndpointSlice:
+		EndpointSlice(o)
 	case *coordinationv1.Lease:
 		// Lease has no defaults in coordination/v1.
 	case *corev1.PodList:

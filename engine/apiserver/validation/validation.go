@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -45,6 +46,10 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		return LimitRange(o)
 	case *corev1.Event:
 		return Event(o)
+	case *corev1.Service:
+		return Service(o)
+	case *discoveryv1.EndpointSlice:
+		return EndpointSlice(o)
 	case *coordinationv1.Lease:
 		return Lease(o)
 	case *rbacv1.Role:
@@ -79,6 +84,10 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	case *corev1.Secret:
 		if p, ok := old.(*corev1.Secret); ok {
 			return SecretUpdate(o, p)
+		}
+	case *corev1.Service:
+		if p, ok := old.(*corev1.Service); ok {
+			return dedupe(ServiceUpdate(o, p))
 		}
 	case *corev1.ConfigMap:
 		if p, ok := old.(*corev1.ConfigMap); ok {

@@ -1,0 +1,197 @@
+// Package endpointslice is kube-controller-manager's EndpointSlice
+// controller (pkg/controller/endpointslice) for podtrace: for every Service
+// with a selector it keeps EndpointSlices listing the ready, not-ready and
+// terminating pods the selector matches, with the pod IP, the conditions
+// ready/serving/terminating, the node name, a reference to the pod and the
+// Service's ports resolved against the pod. Slices carry the
+// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by
+// labels, a controller reference to the Service, and are named
+// "<service>-" plus five random characters.
+package endpointslice
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// ControllerName is the managed-by label value of the slices this controller owns.
+const ControllerName = "endpointslice-controller.k8s.io"
+
+// maxEndpointsPerSlice is kube-controller-manager's --max-endpoints-per-slice default.
+const maxEndpointsPerSlice = 100
+
+// Config is what the controller needs.
+type Config struct {
+	// Client acts as system:serviceaccount:kube-system:endpointslice-controller.
+	Client kubernetes.Interface
+	// Clock drives retries; real time when nil.
+	Clock clock.WithTicker
+	// Informers are kube-controller-manager's shared ones; nil makes new ones from Client.
+	Informers informers.SharedInformerFactory
+	// Workers syncing Services at once (kube-controller-manager's
+	// --concurrent-service-endpoint-syncs, 5 by default).
+	Workers int
+}
+
+// Controller keeps the EndpointSlices of Services with selectors.
+type Controller struct {
+	cfg      Config
+	queue    workqueue.TypedRateLimitingInterface[string]
+	services corelisters.ServiceLister
+	pods     corelisters.PodLister
+	slices   discoverylisters.EndpointSliceLister
+}
+
+// New builds the controller.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Client == nil {
+		return nil, fmt.Errorf("endpointslice: Client is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 5
+	}
+	return &Controller{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice", Clock: cfg.Clock})}, nil
+}
+
+// Start runs the controller until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
+	f := c.cfg.Informers
+	if f == nil {
+		f = informers.NewSharedInformerFactory(c.cfg.Client, 0)
+	}
+	svcInf := f.Core().V1().Services().Informer()
+	podInf := f.Core().V1().Pods().Informer()
+	sliceInf := f.Discovery().V1().EndpointSlices().Informer()
+	c.services, c.pods, c.slices = f.Core().V1().Services().Lister(), f.Core().V1().Pods().Lister(), f.Discovery().V1().EndpointSlices().Lister()
+	svcHandler := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			c.queue.Add(key)
+		}
+	}
+	svcInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: svcHandler,
+		UpdateFunc: func(_, o any) { svcHandler(o) }, DeleteFunc: svcHandler})
+	podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.podChanged(nil, o) },
+		UpdateFunc: func(old, o any) { c.podChanged(old, o) },
+		DeleteFunc: func(o any) { c.podChanged(nil, o) },
+	})
+	sliceHandler := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		s, ok := obj.(*discoveryv1.EndpointSlice)
+		if !ok || s.Labels[discoveryv1.LabelManagedBy] != ControllerName || s.Labels[discoveryv1.LabelServiceName] == "" {
+			return
+		}
+		c.queue.Add(s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName])
+	}
+	sliceInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: sliceHandler,
+		UpdateFunc: func(_, o any) { sliceHandler(o) }, DeleteFunc: sliceHandler})
+	f.Start(ctx.Done())
+	go func() {
+		if !cache.WaitForCacheSync(ctx.Done(), svcInf.HasSynced, podInf.HasSynced, sliceInf.HasSynced) {
+			return
+		}
+		for i := 0; i < c.cfg.Workers; i++ {
+			go c.worker(ctx)
+		}
+	}()
+	go func() { <-ctx.Done(); c.queue.ShutDown() }()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		if err := c.sync(ctx, key); err != nil {
+			c.queue.AddRateLimited(key)
+		} else {
+			c.queue.Forget(key)
+		}
+		c.queue.Done(key)
+	}
+}
+
+// podChanged queues the Services whose selector matches the pod now or before.
+func (c *Controller) podChanged(old, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	sets := []labels.Set{pod.Labels}
+	if o, ok := old.(*corev1.Pod); ok {
+		if o.ResourceVersion == pod.ResourceVersion {
+			return // resync
+		}
+		sets = append(sets, o.Labels)
+	}
+	svcs, err := c.services.Services(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, svc := range svcs {
+		if svc.Spec.Selector == nil {
+			continue
+		}
+		sel := labels.Set(svc.Spec.Selector).AsSelectorPreValidated()
+		for _, l := range sets {
+			if sel.Matches(l) {
+				c.queue.Add(svc.Namespace + "/" + svc.Name)
+				break
+			}
+		}
+	}
+}
+
+// sync brings one Service's slices in line with its pods.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	existing, err := c.slices.EndpointSlices(ns).List(labels.SelectorFromSet(labels.Set{
+		discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: ControllerName}))
+	if err != nil {
+		return err
+	}
+	svc, err := c.services.Services(ns).Get(name)
+	if apierrors.IsNotFound(err) || (err == nil && (svc.Spec.Selector == nil || svc.Spec.Type == corev1.ServiceTypeExternalName)) {
+		// No slices for this Service: upstream leaves a deleted Service's
+		// slices to the garbage collector through their owner reference;
+		// podtrace's collector follows Deployments and ReplicaSets only, so
+		// the controller removes them itself.
+		return c.deleteSlices(ctx, existing)
+	}
+	if err != nil {
+		return err
+	}
+	pods, err := c.pods.Pods(ns).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	if err != nil {
+		return err
+	}
+	return c.reconcile(ctx, svc, pods, existing)
+}
