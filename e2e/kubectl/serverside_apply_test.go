@@ -1,0 +1,76 @@
+package kubectle2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServerSideApply drives `kubectl apply --server-side` as a user would:
+// apply creates, a changed manifest configures, a second field manager
+// taking .spec.replicas conflicts until --force-conflicts, and
+// --show-managed-fields shows who owns what.
+func TestServerSideApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	c := startCluster(t)
+	for _, v := range versions {
+		t.Run("kubectl-"+v, func(t *testing.T) {
+			testServerSideApply(t, c.kubectl(t, v), "ssa-"+strings.ReplaceAll(v, ".", ""))
+		})
+	}
+}
+
+func testServerSideApply(t *testing.T, k *kubectl, name string) {
+	f := k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.27", 2))
+	if out := k.ok("apply", "--server-side", "--dry-run=server", "-f", f); out != "deployment.apps/"+name+" serverside-applied (server dry run)\n" {
+		t.Fatalf("server dry run = %q", out)
+	}
+	k.fails("get", "deployment", name)
+	if out := k.ok("apply", "--server-side", "-f", f); out != "deployment.apps/"+name+" serverside-applied\n" {
+		t.Fatalf("apply --server-side (create) = %q", out)
+	}
+	if got := k.ok("get", "deployment", name, "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.replicas}"); got != "nginx:1.27 2" {
+		t.Fatalf("created deployment: %q", got)
+	}
+
+	f = k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.28", 2))
+	if out := k.ok("apply", "--server-side", "-f", f); out != "deployment.apps/"+name+" serverside-applied\n" {
+		t.Fatalf("apply --server-side (configure) = %q", out)
+	}
+	if got := k.ok("get", "deployment", name, "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != "nginx:1.28" {
+		t.Fatalf("image after re-apply: %q", got)
+	}
+
+	// A second manager wanting other replicas: upstream's conflict, then --force-conflicts.
+	scale := k.writeFile(name+"-scale.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: "+name+"\nspec:\n  replicas: 4\n")
+	errOut := k.fails("apply", "--server-side", "--field-manager=scaler", "-f", scale)
+	if first := strings.SplitN(errOut, "\n", 2)[0]; first != `error: Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas` {
+		t.Fatalf("conflicting apply: stderr\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "--force-conflicts") {
+		t.Errorf("kubectl's advice about --force-conflicts is missing:\n%s", errOut)
+	}
+	if out := k.ok("apply", "--server-side", "--field-manager=scaler", "--force-conflicts", "-f", scale); out != "deployment.apps/"+name+" serverside-applied\n" {
+		t.Fatalf("apply --force-conflicts = %q", out)
+	}
+	if got := k.ok("get", "deployment", name, "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}"); got != "4 nginx:1.28" {
+		t.Fatalf("after forced apply: %q", got)
+	}
+
+	// managedFields: hidden by default, shown with --show-managed-fields.
+	if out := k.ok("get", "deployment", name, "-o", "yaml"); strings.Contains(out, "managedFields") {
+		t.Errorf("get -o yaml shows managedFields without --show-managed-fields:\n%s", out)
+	}
+	out := k.ok("get", "deployment", name, "-o", "yaml", "--show-managed-fields")
+	for _, want := range []string{"  managedFields:\n", "    manager: kubectl\n", "    manager: scaler\n", "    operation: Apply\n", "        f:replicas: {}\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("get -o yaml --show-managed-fields lacks %q:\n%s", want, out)
+		}
+	}
+	eventually(t, "the deployment controller's status write recorded in managedFields", 30*time.Second, func() (bool, string) {
+		out := k.ok("get", "deployment", name, "-o", "yaml", "--show-managed-fields")
+		return strings.Contains(out, "    operation: Update\n") && strings.Contains(out, "    subresource: status\n"), out
+	})
+}
