@@ -25,8 +25,8 @@ import (
 // not run the field manager, as if kube-apiserver's track-on-create
 // probability were 0.
 
-// typeConverter is built on first use: parsing the schema costs a few
-// hundred milliseconds that servers never applying to should not pay.
+// typeConverter is built on first use: parsing the schema takes tens of
+// milliseconds and some memory that a server never applied to need not pay.
 var typeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(scheme.Scheme)
 })
