@@ -1,10 +1,13 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/podtrace/podtrace/engine/scheduler/framework"
 	"github.com/podtrace/podtrace/stages"
@@ -55,5 +58,35 @@ func TestAddScoreVerdictsLimits(t *testing.T) {
 		if v.Scores["P"] != v.Total {
 			t.Errorf("%s: scores %v, total %d", v.Node, v.Scores, v.Total)
 		}
+	}
+}
+
+// TestNextStartNodeIndex checks upstream's rotation: each cycle starts where
+// the previous one stopped, moving on by the nodes processed modulo all the
+// nodes, also when a PreFilter plugin restricted the nodes filtered.
+func TestNextStartNodeIndex(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 250 { // 250 nodes: 48% is 120 nodes to find
+		nodes = append(nodes, makeNode(fmt.Sprintf("node-%03d", i), "8", "32Gi"))
+	}
+	s := newTestScheduler(t, nodes, nil)
+	for i := range 4 {
+		if _, st := s.schedulePod(context.Background(), framework.NewCycleState(), makePod("p", "100m", "128Mi"), s.snapshot.List()); !st.IsSuccess() {
+			t.Fatal(st.Message())
+		}
+		if want := (i + 1) * 120 % 250; s.nextStartNodeIndex != want {
+			t.Fatalf("cycle %d: next start %d, want %d", i, s.nextStartNodeIndex, want)
+		}
+	}
+	// Pinned to two nodes: both are processed, the start moves on by two
+	// modulo all 250 nodes.
+	s.nextStartNodeIndex = 100
+	pinned := makePod("pinned", "100m", "128Mi", withNodeNameAffinity("node-001"))
+	pinned.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values = []string{"node-001", "node-002"}
+	if _, st := s.schedulePod(context.Background(), framework.NewCycleState(), pinned, s.snapshot.List()); !st.IsSuccess() {
+		t.Fatal(st.Message())
+	}
+	if s.nextStartNodeIndex != 102 {
+		t.Fatalf("pinned: next start %d, want 102", s.nextStartNodeIndex)
 	}
 }
