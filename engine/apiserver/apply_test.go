@@ -225,11 +225,24 @@ func TestServerSideApplyStatusDryRunAndErrors(t *testing.T) {
 		err.Error() != `Operation cannot be fulfilled on deployments.apps "web": the object has been modified; please apply your changes to the latest version and try again` {
 		t.Fatalf("stale resourceVersion: %v", err)
 	}
-	// Apply works on every served resource, e.g. a ConfigMap.
+	// Apply works on every served resource, e.g. a ConfigMap, and on
+	// cluster-scoped ones, where the server keeps what it owns (status).
 	cm := corev1ac.ConfigMap("cfg", "default").WithData(map[string]string{"k": "v"})
 	got, err := c.CoreV1().ConfigMaps("default").Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "m"})
 	if err != nil || got.Data["k"] != "v" || managers(got)["m"] != "Apply" {
 		t.Fatalf("configmap apply: %v", err)
+	}
+	ns, err := c.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace("team").WithLabels(map[string]string{"a": "b"}),
+		metav1.ApplyOptions{FieldManager: "m"})
+	if err != nil || ns.Labels["a"] != "b" || ns.Status.Phase != corev1.NamespaceActive || managers(ns)["m"] != "Apply" {
+		t.Fatalf("namespace apply: %v %+v", err, ns)
+	}
+	// An unknown field is the field manager's error, as kube-apiserver answers it.
+	code, err = applyRaw(t, c, "/api/v1/namespaces/default/configmaps/cfg", map[string]string{"fieldManager": "m"},
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: default}\nbogus: 1\n")
+	if code != http.StatusInternalServerError || apierrors.ReasonForError(err) != "" ||
+		err.Error() != "failed to create typed patch object (default/cfg; /v1, Kind=ConfigMap): .bogus: field not declared in schema" {
+		t.Fatalf("unknown field: %d %q %v", code, apierrors.ReasonForError(err), err)
 	}
 }
 
