@@ -17,7 +17,9 @@ func TestServerSideApply(t *testing.T) {
 	c := startCluster(t)
 	for _, v := range versions {
 		t.Run("kubectl-"+v, func(t *testing.T) {
-			testServerSideApply(t, c.kubectl(t, v), "ssa-"+strings.ReplaceAll(v, ".", ""))
+			k, suffix := c.kubectl(t, v), strings.ReplaceAll(v, ".", "")
+			testServerSideApply(t, k, "ssa-"+suffix)
+			testClientToServerSideApply(t, k, "csa-"+suffix)
 		})
 	}
 }
@@ -73,4 +75,21 @@ func testServerSideApply(t *testing.T, k *kubectl, name string) {
 		out := k.ok("get", "deployment", name, "-o", "yaml", "--show-managed-fields")
 		return strings.Contains(out, "    operation: Update\n") && strings.Contains(out, "    subresource: status\n"), out
 	})
+}
+
+// testClientToServerSideApply moves an object from client-side to
+// server-side apply: the fields the last-applied annotation names do not
+// conflict, as upstream's field manager allows for the "kubectl" manager.
+func testClientToServerSideApply(t *testing.T, k *kubectl, name string) {
+	f := k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.27", 1))
+	if out := k.ok("apply", "-f", f); out != "deployment.apps/"+name+" created\n" {
+		t.Fatalf("client-side apply = %q", out)
+	}
+	f = k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.28", 3))
+	if out := k.ok("apply", "--server-side", "-f", f); out != "deployment.apps/"+name+" serverside-applied\n" {
+		t.Fatalf("server-side apply after client-side apply = %q", out)
+	}
+	if got := k.ok("get", "deployment", name, "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}"); got != "3 nginx:1.28" {
+		t.Fatalf("after moving to server-side apply: %q", got)
+	}
 }
