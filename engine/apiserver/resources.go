@@ -109,6 +109,10 @@ func Resources() []*Resource {
 				s := o.(*corev1.Service)
 				return fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
 			}},
+		{GVR: coreV1.WithResource("endpoints"), Kind: "Endpoints", Singular: "endpoints", Namespaced: true,
+			ShortNames: []string{"ep"}, EtcdPrefix: "services/endpoints",
+			New: func() runtime.Object { return &corev1.Endpoints{} }, NewList: func() runtime.Object { return &corev1.EndpointsList{} },
+			Fields: noFields},
 		{GVR: coreV1.WithResource("serviceaccounts"), Kind: "ServiceAccount", Singular: "serviceaccount", Namespaced: true,
 			ShortNames: []string{"sa"}, EtcdPrefix: "serviceaccounts",
 			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,13 @@ func init() {
 		{Name: "Selector", Type: "string", Priority: 1, Description: corev1.ServiceSpec{}.SwaggerDoc()["selector"]},
 	}, row: func(o runtime.Object, now time.Time) ([]interface{}, []metav1.TableRowCondition) {
 		return serviceRow(o.(*corev1.Service), now), nil
+	}}
+	printers["Endpoints"] = printer{columns: []metav1.TableColumnDefinition{colName,
+		{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
+		colAge,
+	}, row: func(o runtime.Object, now time.Time) ([]interface{}, []metav1.TableRowCondition) {
+		e := o.(*corev1.Endpoints)
+		return []interface{}{e.Name, endpointsCell(e), since(e.CreationTimestamp, now)}, nil
 	}}
 	printers["EndpointSlice"] = printer{columns: []metav1.TableColumnDefinition{colName,
 		{Name: "AddressType", Type: "string", Description: discoveryv1.EndpointSlice{}.SwaggerDoc()["addressType"]},
@@ -131,6 +139,40 @@ func withMore(list []string, count, max int) string {
 	}
 	if ret == "" {
 		ret = "<unset>"
+	}
+	return ret
+}
+
+// endpointsCell is the printers' formatEndpoints: ip:port of the ready
+// addresses, at most three.
+func endpointsCell(e *corev1.Endpoints) string {
+	if len(e.Subsets) == 0 {
+		return "<none>"
+	}
+	var list []string
+	count := 0
+	add := func(s string) {
+		if len(list) < 3 {
+			list = append(list, s)
+		}
+		count++
+	}
+	for _, ss := range e.Subsets {
+		if len(ss.Ports) == 0 {
+			for _, a := range ss.Addresses {
+				add(a.IP)
+			}
+			continue
+		}
+		for _, p := range ss.Ports {
+			for _, a := range ss.Addresses {
+				add(net.JoinHostPort(a.IP, strconv.Itoa(int(p.Port))))
+			}
+		}
+	}
+	ret := strings.Join(list, ",")
+	if count > 3 {
+		return fmt.Sprintf("%s + %d more...", ret, count-3)
 	}
 	return ret
 }

@@ -56,6 +56,8 @@ func Default(obj runtime.Object) {
 		Service(o)
 	case *discoveryv1.EndpointSlice:
 		EndpointSlice(o)
+	case *corev1.Endpoints:
+		Endpoints(o)
 	case *coordinationv1.Lease:
 		// Lease has no defaults in coordination/v1.
 	case *corev1.PodList:

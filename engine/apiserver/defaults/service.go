@@ -78,3 +78,14 @@ func EndpointSlice(s *discoveryv1.EndpointSlice) {
 		}
 	}
 }
+
+// Endpoints applies SetDefaults_Endpoints: port protocol TCP.
+func Endpoints(e *corev1.Endpoints) {
+	for i := range e.Subsets {
+		for j := range e.Subsets[i].Ports {
+			if p := &e.Subsets[i].Ports[j]; p.Protocol == "" {
+				p.Protocol = corev1.ProtocolTCP
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package validation
 import (
 	"net"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -96,6 +97,42 @@ func slicePorts(ports []discoveryv1.EndpointPort, path *field.Path) field.ErrorL
 		if p.AppProtocol != nil {
 			for _, msg := range validation.IsQualifiedName(*p.AppProtocol) {
 				allErrs = append(allErrs, field.Invalid(idx.Child("appProtocol"), *p.AppProtocol, msg))
+			}
+		}
+	}
+	return allErrs
+}
+
+// Endpoints validates a v1 Endpoints object (ValidateEndpoints): each
+// subset's addresses are IPs, its ports are named when there are several,
+// in range, with a supported protocol.
+func Endpoints(e *corev1.Endpoints) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&e.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	for i, ss := range e.Subsets {
+		idx := field.NewPath("subsets").Index(i)
+		if len(ss.Addresses) == 0 && len(ss.NotReadyAddresses) == 0 {
+			allErrs = append(allErrs, field.Required(idx, "must specify `addresses` or `notReadyAddresses`"))
+		}
+		for j, a := range ss.Addresses {
+			allErrs = append(allErrs, validation.IsValidIPForLegacyField(idx.Child("addresses").Index(j).Child("ip"), a.IP, true, nil)...)
+		}
+		for j, a := range ss.NotReadyAddresses {
+			allErrs = append(allErrs, validation.IsValidIPForLegacyField(idx.Child("notReadyAddresses").Index(j).Child("ip"), a.IP, true, nil)...)
+		}
+		for j, p := range ss.Ports {
+			pp := idx.Child("ports").Index(j)
+			if len(ss.Ports) > 1 && p.Name == "" {
+				allErrs = append(allErrs, field.Required(pp.Child("name"), ""))
+			} else if p.Name != "" {
+				allErrs = append(allErrs, dns1123Label(p.Name, pp.Child("name"))...)
+			}
+			for _, msg := range validation.IsValidPortNum(int(p.Port)) {
+				allErrs = append(allErrs, field.Invalid(pp.Child("port"), p.Port, msg))
+			}
+			if p.Protocol == "" {
+				allErrs = append(allErrs, field.Required(pp.Child("protocol"), ""))
+			} else if !sets.New(supportedServiceProtocols...).Has(string(p.Protocol)) {
+				allErrs = append(allErrs, field.NotSupported(pp.Child("protocol"), p.Protocol, supportedServiceProtocols))
 			}
 		}
 	}

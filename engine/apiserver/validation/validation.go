@@ -50,6 +50,8 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		return Service(o)
 	case *discoveryv1.EndpointSlice:
 		return EndpointSlice(o)
+	case *corev1.Endpoints:
+		return Endpoints(o)
 	case *coordinationv1.Lease:
 		return Lease(o)
 	case *rbacv1.Role:

@@ -135,24 +135,35 @@ func (c *Controller) worker(ctx context.Context) {
 
 // podChanged queues the Services whose selector matches the pod now or before.
 func (c *Controller) podChanged(old, obj any) {
+	for _, key := range ServicesSelecting(c.services, old, obj) {
+		c.queue.Add(key)
+	}
+}
+
+// ServicesSelecting returns the keys (namespace/name) of the Services whose
+// selector matches the pod obj, or the pod before the update when old is
+// set; none for a resync (same resourceVersion). obj may be a deletion
+// tombstone.
+func ServicesSelecting(services corelisters.ServiceLister, old, obj any) []string {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
-		return
+		return nil
 	}
 	sets := []labels.Set{pod.Labels}
 	if o, ok := old.(*corev1.Pod); ok {
 		if o.ResourceVersion == pod.ResourceVersion {
-			return // resync
+			return nil
 		}
 		sets = append(sets, o.Labels)
 	}
-	svcs, err := c.services.Services(pod.Namespace).List(labels.Everything())
+	svcs, err := services.Services(pod.Namespace).List(labels.Everything())
 	if err != nil {
-		return
+		return nil
 	}
+	var keys []string
 	for _, svc := range svcs {
 		if svc.Spec.Selector == nil {
 			continue
@@ -160,11 +171,12 @@ func (c *Controller) podChanged(old, obj any) {
 		sel := labels.Set(svc.Spec.Selector).AsSelectorPreValidated()
 		for _, l := range sets {
 			if sel.Matches(l) {
-				c.queue.Add(svc.Namespace + "/" + svc.Name)
+				keys = append(keys, svc.Namespace+"/"+svc.Name)
 				break
 			}
 		}
 	}
+	return keys
 }
 
 // sync brings one Service's slices in line with its pods.

@@ -26,7 +26,7 @@ func desired(svc *corev1.Service, pods []*corev1.Pod) [][2]any {
 	groups := map[string]*group{}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, pod := range pods {
-		if !inEndpoints(pod) {
+		if !InEndpoints(pod, true) {
 			continue
 		}
 		ports := endpointPorts(svc, pod)
@@ -56,16 +56,30 @@ func desired(svc *corev1.Service, pods []*corev1.Pod) [][2]any {
 	return out
 }
 
-// inEndpoints is ShouldPodBeInEndpoints with terminating pods included:
-// not terminal, and with an IP.
-func inEndpoints(pod *corev1.Pod) bool {
+// InEndpoints is ShouldPodBeInEndpoints: the pod is not terminal, has an
+// IP, and is not terminating unless includeTerminating.
+func InEndpoints(pod *corev1.Pod, includeTerminating bool) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if !includeTerminating && pod.DeletionTimestamp != nil {
 		return false
 	}
 	return pod.Status.PodIP != "" || len(pod.Status.PodIPs) > 0
 }
 
-func podReady(pod *corev1.Pod) bool {
+// PodIPv4 is the pod's IPv4 address (the first of status.podIPs, or status.podIP).
+func PodIPv4(pod *corev1.Pod) string {
+	for _, ip := range pod.Status.PodIPs {
+		if !strings.Contains(ip.IP, ":") {
+			return ip.IP
+		}
+	}
+	return pod.Status.PodIP
+}
+
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -76,21 +90,14 @@ func podReady(pod *corev1.Pod) bool {
 
 // endpointFor is the controller's podToEndpoint.
 func endpointFor(svc *corev1.Service, pod *corev1.Pod) discoveryv1.Endpoint {
-	serving := podReady(pod)
+	serving := PodReady(pod)
 	ready := svc.Spec.PublishNotReadyAddresses || serving
 	terminating := pod.DeletionTimestamp != nil
 	if terminating && !svc.Spec.PublishNotReadyAddresses {
 		ready = false
 	}
-	addr := pod.Status.PodIP
-	for _, ip := range pod.Status.PodIPs {
-		if !strings.Contains(ip.IP, ":") {
-			addr = ip.IP
-			break
-		}
-	}
 	ep := discoveryv1.Endpoint{
-		Addresses:  []string{addr},
+		Addresses:  []string{PodIPv4(pod)},
 		Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},
 		TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 	}
@@ -111,7 +118,7 @@ func endpointPorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointP
 	var out []discoveryv1.EndpointPort
 	for i := range svc.Spec.Ports {
 		sp := &svc.Spec.Ports[i]
-		port, ok := findPort(pod, sp)
+		port, ok := FindPort(pod, sp)
 		if !ok {
 			continue
 		}
@@ -121,7 +128,8 @@ func endpointPorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointP
 	return out
 }
 
-func findPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
+// FindPort resolves a Service port's targetPort against the pod (podutil.FindPort).
+func FindPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
 	if sp.TargetPort.Type == 0 { // intstr.Int
 		return sp.TargetPort.IntVal, true
 	}
