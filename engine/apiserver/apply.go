@@ -60,6 +60,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, ns
 		s.createObject(w, r, res, ns, obj, acc, rt, admStart)
 		return
 	}
+	warned := false
 	s.writeUpdate(w, r, res, ns, name, sub, acc, rt, func(current runtime.Object) (runtime.Object, error) {
 		obj, warnings, err := a.to(current)
 		if err != nil {
@@ -69,7 +70,10 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, res *Resource, ns
 		if rv := mustMeta(obj).GetResourceVersion(); rv != "" && rv != metaRV(current) {
 			return nil, conflict(res, name)
 		}
-		addWarnings(w, warnings)
+		if !warned { // the same on every retry
+			addWarnings(w, warnings)
+			warned = true
+		}
 		return obj, nil
 	})
 }

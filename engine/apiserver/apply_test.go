@@ -172,6 +172,16 @@ func TestServerSideApplyStatusDryRunAndErrors(t *testing.T) {
 		err.Error() != "the name of the object (other) does not match the name on the URL (x)" {
 		t.Fatalf("name mismatch: %d %v", code, err)
 	}
+	// Duplicate fields: a warning by default, a 400 with fieldValidation=Strict.
+	dup := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\ndata: {k: a}\ndata: {k: b}\n"
+	if code, err := applyRaw(t, c, "/api/v1/namespaces/default/configmaps/dup", map[string]string{"fieldManager": "m", "fieldValidation": "Strict"}, dup); code != http.StatusBadRequest ||
+		err.Error() != `error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:
+  line 5: key "data" already set in map` {
+		t.Fatalf("duplicate field, Strict: %d %v", code, err)
+	}
+	if code, err := applyRaw(t, c, "/api/v1/namespaces/default/configmaps/dup", map[string]string{"fieldManager": "m"}, dup); code != http.StatusCreated || err != nil {
+		t.Fatalf("duplicate field, Warn: %d %v", code, err)
+	}
 	// Dry run: answered, not stored.
 	d, err := deploys.Apply(ctx, deploymentApply("dry", "nginx", 1), metav1.ApplyOptions{FieldManager: "m", DryRun: []string{metav1.DryRunAll}})
 	if err != nil || d.Name != "dry" {
