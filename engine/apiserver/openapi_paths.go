@@ -65,7 +65,7 @@ type pathItem struct {
 	ops    []operation
 }
 
-var patchTypes = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+var patchTypes = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}
 
 // opID names an operation as kube-openapi does: verb, group and version in
 // CamelCase, Namespaced, the kind (patchAppsV1NamespacedDeployment).
