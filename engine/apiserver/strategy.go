@@ -3,6 +3,7 @@ package apiserver
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,6 +101,11 @@ func prepareUpdate(obj, old runtime.Object, subresource string) {
 		o.Status = old.(*corev1.Namespace).Status
 	case *corev1.Service:
 		o.Status = old.(*corev1.Service).Status
+	case *discoveryv1.EndpointSlice:
+		// the endpointslice strategy: anything but metadata, or the labels, changed
+		p := old.(*discoveryv1.EndpointSlice)
+		specChanged = o.AddressType != p.AddressType || !apiequality.Semantic.DeepEqual(o.Endpoints, p.Endpoints) ||
+			!apiequality.Semantic.DeepEqual(o.Ports, p.Ports) || !apiequality.Semantic.DeepEqual(o.Labels, p.Labels)
 	case *corev1.ResourceQuota:
 		// status.hard follows spec.hard at once: the quota controller's
 		// resync, which podtrace does not run separately.
