@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -155,7 +156,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 	if flusher != nil {
 		flusher.Flush()
 	}
-	fw := stream.Framer.NewFrameWriter(w)
+	// Events are gathered in a buffer and sent together when the watcher has
+	// nothing more queued: fewer HTTP/2 frames, TLS records and writes than
+	// the response writer's own 4 KB buffer would give for pod-sized events.
+	bw := bufio.NewWriterSize(w, 32<<10)
+	fw := stream.Framer.NewFrameWriter(bw)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	go func() {
@@ -193,6 +198,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 			if _, err := fw.Write(out.Bytes()); err != nil {
 				return
 			}
+		}
+		if bw.Flush() != nil {
+			return
 		}
 		if flusher != nil {
 			flusher.Flush()
