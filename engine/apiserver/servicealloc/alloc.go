@@ -100,6 +100,13 @@ func (a *Allocators) Allocate(svc, old *corev1.Service) field.ErrorList {
 	if len(errs) > 0 {
 		return undo(errs)
 	}
+	if NeedsHealthCheck(svc) && (old == nil || !NeedsHealthCheck(old)) {
+		key, errs := a.allocHealthCheckNodePort(svc)
+		if len(errs) > 0 {
+			return undo(errs)
+		}
+		done = append(done, key)
+	}
 	now := a.clock.Now()
 	for _, k := range done {
 		a.since[k] = now
@@ -184,6 +191,25 @@ func (a *Allocators) allocNodePorts(svc *corev1.Service, held map[int]bool) ([]s
 	return keys, nil
 }
 
+// allocHealthCheckNodePort reserves the requested health check node port,
+// or allocates one. Upstream answers its failures with a 500; here they are
+// field errors of type InternalError.
+func (a *Allocators) allocHealthCheckNodePort(svc *corev1.Service) (string, field.ErrorList) {
+	path := field.NewPath("spec", "healthCheckNodePort")
+	if hc := int(svc.Spec.HealthCheckNodePort); hc != 0 {
+		if err := a.ports.allocate(hc); err != nil {
+			return "", field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate requested HealthCheck NodePort %v: %v", hc, err))}
+		}
+		return portKey(hc), nil
+	}
+	hc, err := a.ports.next()
+	if err != nil {
+		return "", field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a HealthCheck NodePort %v: %v", hc, err))}
+	}
+	svc.Spec.HealthCheckNodePort = int32(hc)
+	return portKey(hc), nil
+}
+
 func requestedNodePort(port int32, ports []corev1.ServicePort) int32 {
 	for _, p := range ports {
 		if p.Port == port && p.NodePort != 0 {
@@ -237,6 +263,9 @@ func heldKeys(svc *corev1.Service) []string {
 		if p.NodePort != 0 {
 			keys = append(keys, portKey(int(p.NodePort)))
 		}
+	}
+	if svc.Spec.HealthCheckNodePort != 0 {
+		keys = append(keys, portKey(int(svc.Spec.HealthCheckNodePort)))
 	}
 	return keys
 }

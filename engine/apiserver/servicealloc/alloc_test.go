@@ -2,6 +2,7 @@ package servicealloc
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,28 @@ func TestPrepare(t *testing.T) {
 	v6 := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "fd00::1"}}
 	if errs := Prepare(v6, nil); errText(errs) != `spec.clusterIPs[0]: Invalid value: ["fd00::1"]: IPv6 is not configured on this cluster` {
 		t.Errorf("IPv6 cluster IP: %v", errs)
+	}
+}
+
+func TestHealthCheckNodePort(t *testing.T) {
+	a := New(clocktesting.NewFakeClock(time.Now()))
+	lb := service("lb", corev1.ServiceTypeLoadBalancer, "")
+	lb.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	if errs := a.Allocate(lb, nil); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	hc := lb.Spec.HealthCheckNodePort
+	if hc < NodePortFirst || hc > NodePortLast || hc == lb.Spec.Ports[0].NodePort {
+		t.Fatalf("health check node port %d (node port %d)", hc, lb.Spec.Ports[0].NodePort)
+	}
+	// Back to Cluster: the unchanged health check port is dropped before validation.
+	toCluster := lb.DeepCopy()
+	toCluster.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+	if Prepare(toCluster, lb); toCluster.Spec.HealthCheckNodePort != 0 {
+		t.Errorf("health check node port kept: %d", toCluster.Spec.HealthCheckNodePort)
+	}
+	a.Release(lb)
+	if a.Allocated(strconv.Itoa(int(hc))) {
+		t.Errorf("health check node port %d still allocated", hc)
 	}
 }

@@ -38,6 +38,12 @@ func NeedsNodePorts(svc *corev1.Service) bool {
 	return false
 }
 
+// NeedsHealthCheck reports whether svc gets a health check node port: a
+// LoadBalancer with externalTrafficPolicy Local.
+func NeedsHealthCheck(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+}
+
 func externallyAccessible(svc *corev1.Service) bool {
 	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer || svc.Spec.Type == corev1.ServiceTypeNodePort ||
 		(svc.Spec.Type == corev1.ServiceTypeClusterIP && len(svc.Spec.ExternalIPs) > 0)
@@ -118,6 +124,9 @@ func dropTypeDependentFields(svc, old *corev1.Service) {
 				svc.Spec.Ports[i].NodePort = 0
 			}
 		}
+	}
+	if NeedsHealthCheck(old) && !NeedsHealthCheck(svc) && svc.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
+		svc.Spec.HealthCheckNodePort = 0
 	}
 	if externallyAccessible(old) && !externallyAccessible(svc) && svc.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
 		svc.Spec.ExternalTrafficPolicy = ""

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podtrace/podtrace/engine/apiserver/servicealloc"
 )
 
 // Upstream's supported values (pkg/apis/core/validation), as sorted lists.
@@ -36,6 +38,9 @@ func Service(svc *corev1.Service) field.ErrorList {
 func ServiceUpdate(svc, old *corev1.Service) field.ErrorList {
 	allErrs := metaUpdate(svc, old)
 	allErrs = append(allErrs, clusterIPsUnchanged(old, svc)...)
+	if servicealloc.NeedsHealthCheck(old) && servicealloc.NeedsHealthCheck(svc) && svc.Spec.HealthCheckNodePort != old.Spec.HealthCheckNodePort {
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "healthCheckNodePort"), "field is immutable"))
+	}
 	return append(allErrs, serviceSpec(svc, old)...)
 }
 
@@ -262,9 +267,16 @@ func trafficPolicies(svc *corev1.Service) field.ErrorList {
 		allErrs = append(allErrs, field.NotSupported(specPath.Child("externalTrafficPolicy"), spec.ExternalTrafficPolicy, supportedTrafficPolicies))
 	}
 	needsHealthCheck := spec.Type == corev1.ServiceTypeLoadBalancer && spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
-	if !needsHealthCheck && spec.HealthCheckNodePort != 0 {
+	switch {
+	case !needsHealthCheck && spec.HealthCheckNodePort != 0:
 		allErrs = append(allErrs, field.Invalid(specPath.Child("healthCheckNodePort"), spec.HealthCheckNodePort,
 			"may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+	case needsHealthCheck && spec.HealthCheckNodePort == 0:
+		allErrs = append(allErrs, field.Required(specPath.Child("healthCheckNodePort"), ""))
+	case needsHealthCheck:
+		for _, msg := range validation.IsValidPortNum(int(spec.HealthCheckNodePort)) {
+			allErrs = append(allErrs, field.Invalid(specPath.Child("healthCheckNodePort"), spec.HealthCheckNodePort, msg))
+		}
 	}
 	if spec.InternalTrafficPolicy == nil {
 		if spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer || spec.Type == corev1.ServiceTypeClusterIP {
