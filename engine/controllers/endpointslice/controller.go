@@ -53,6 +53,7 @@ type Controller struct {
 	services corelisters.ServiceLister
 	pods     corelisters.PodLister
 	slices   discoverylisters.EndpointSliceLister
+	tracker  *tracker
 }
 
 // New builds the controller.
@@ -66,7 +67,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 5
 	}
-	return &Controller{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+	return &Controller{cfg: cfg, tracker: newTracker(), queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice", Clock: cfg.Clock})}, nil
 }
@@ -93,7 +94,7 @@ func (c *Controller) Start(ctx context.Context) error {
 		UpdateFunc: func(old, o any) { c.podChanged(old, o) },
 		DeleteFunc: func(o any) { c.podChanged(nil, o) },
 	})
-	sliceHandler := func(obj any) {
+	sliceHandler := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
@@ -101,10 +102,14 @@ func (c *Controller) Start(ctx context.Context) error {
 		if !ok || s.Labels[discoveryv1.LabelManagedBy] != ControllerName || s.Labels[discoveryv1.LabelServiceName] == "" {
 			return
 		}
-		c.queue.Add(s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName])
+		key := s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
+		if deleted {
+			c.tracker.gone(key, s.Name)
+		}
+		c.queue.Add(key)
 	}
-	sliceInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: sliceHandler,
-		UpdateFunc: func(_, o any) { sliceHandler(o) }, DeleteFunc: sliceHandler})
+	sliceInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) { sliceHandler(o, false) },
+		UpdateFunc: func(_, o any) { sliceHandler(o, false) }, DeleteFunc: func(o any) { sliceHandler(o, true) }})
 	f.Start(ctx.Done())
 	go func() {
 		if !cache.WaitForCacheSync(ctx.Done(), svcInf.HasSynced, podInf.HasSynced, sliceInf.HasSynced) {
@@ -190,13 +195,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if c.tracker.stale(key, existing) {
+		return errStale
+	}
 	svc, err := c.services.Services(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.tracker.forget(key)
+	}
 	if apierrors.IsNotFound(err) || (err == nil && (svc.Spec.Selector == nil || svc.Spec.Type == corev1.ServiceTypeExternalName)) {
 		// No slices for this Service: upstream leaves a deleted Service's
 		// slices to the garbage collector through their owner reference;
 		// podtrace's collector follows Deployments and ReplicaSets only, so
 		// the controller removes them itself.
-		return c.deleteSlices(ctx, existing)
+		return c.deleteSlices(ctx, key, existing)
 	}
 	if err != nil {
 		return err

@@ -172,6 +172,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []
 	sort.Slice(existing, func(i, j int) bool { return existing[i].Name < existing[j].Name })
 	used := map[string]bool{}
 	api := c.cfg.Client.DiscoveryV1().EndpointSlices(svc.Namespace)
+	key := svc.Namespace + "/" + svc.Name
 	var errs []error
 	for _, w := range want {
 		ports, eps := w[0].([]discoveryv1.EndpointPort), w[1].([]discoveryv1.Endpoint)
@@ -184,9 +185,11 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []
 		}
 		labels := sliceLabels(svc)
 		if reuse == nil {
-			s := newSlice(svc, labels, ports, eps)
-			if _, err := api.Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			created, err := api.Create(ctx, newSlice(svc, labels, ports, eps), metav1.CreateOptions{})
+			if err != nil {
 				errs = append(errs, err)
+			} else {
+				c.tracker.wrote(key, created, false)
 			}
 			continue
 		}
@@ -197,8 +200,11 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []
 		}
 		s := reuse.DeepCopy()
 		s.Endpoints, s.Ports, s.Labels = eps, ports, labels
-		if _, err := api.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		updated, err := api.Update(ctx, s, metav1.UpdateOptions{})
+		if err != nil {
 			errs = append(errs, err)
+		} else {
+			c.tracker.wrote(key, updated, false)
 		}
 	}
 	var extra []*discoveryv1.EndpointSlice
@@ -207,7 +213,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []
 			extra = append(extra, s)
 		}
 	}
-	if err := c.deleteSlices(ctx, extra); err != nil {
+	if err := c.deleteSlices(ctx, key, extra); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -216,13 +222,15 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []
 	return nil
 }
 
-func (c *Controller) deleteSlices(ctx context.Context, slices []*discoveryv1.EndpointSlice) error {
+func (c *Controller) deleteSlices(ctx context.Context, key string, slices []*discoveryv1.EndpointSlice) error {
 	var errs []error
 	for _, s := range slices {
 		err := c.cfg.Client.DiscoveryV1().EndpointSlices(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
+			continue
 		}
+		c.tracker.wrote(key, s, true)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("delete endpoint slices: %v", errs)

@@ -81,3 +81,26 @@ func TestDesired(t *testing.T) {
 		t.Errorf("250 endpoints in %d slices, want 3", n)
 	}
 }
+
+func TestTracker(t *testing.T) {
+	tr := newTracker()
+	slice := func(name, rv string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
+	}
+	tr.wrote("ns/web", slice("web-a", "10"), false)
+	if !tr.stale("ns/web", nil) || !tr.stale("ns/web", []*discoveryv1.EndpointSlice{slice("web-a", "9")}) {
+		t.Error("a cache without the created slice, or with an older version, is not stale")
+	}
+	if tr.stale("ns/web", []*discoveryv1.EndpointSlice{slice("web-a", "10")}) {
+		t.Error("a cache with the write is stale")
+	}
+	tr.wrote("ns/web", slice("web-a", "10"), true)
+	if !tr.stale("ns/web", []*discoveryv1.EndpointSlice{slice("web-a", "10")}) || tr.stale("ns/web", nil) {
+		t.Error("deletion not tracked")
+	}
+	tr.wrote("ns/web", slice("web-b", "12"), false)
+	tr.gone("ns/web", "web-b") // deleted by someone else before the cache saw it
+	if tr.stale("ns/web", nil) {
+		t.Error("a slice the informer saw deleted keeps the cache stale")
+	}
+}
