@@ -16,10 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// windowSize is how many recent changes a cacher keeps for watches that
-// resume from an older resourceVersion; older ones get 410 Gone.
-const windowSize = 10000
-
 // cached is one object as the cache holds it, with what selectors need.
 type cached struct {
 	key    string
@@ -50,9 +46,7 @@ type cacher struct {
 	waiters  []revWaiter // requests waiting for the cache to reach a revision
 	objects  map[string]*cached
 	rv       int64
-	window   []*change // ring buffer
-	start    int       // index of the oldest change in window
-	count    int
+	window   window // recent changes, for watches resuming from an older resourceVersion
 	watchers map[*watcher]struct{}
 	ready    chan struct{}
 
@@ -61,7 +55,7 @@ type cacher struct {
 
 func newCacher(res *Resource, s *store) *cacher {
 	c := &cacher{res: res, store: s, objects: map[string]*cached{}, watchers: map[*watcher]struct{}{},
-		window: make([]*change, windowSize), ready: make(chan struct{})}
+		ready: make(chan struct{})}
 	return c
 }
 
@@ -141,6 +135,10 @@ func (c *cacher) listAndWatch(ctx context.Context) error {
 func (c *cacher) apply(ev *clientv3.Event) {
 	ch := &change{rv: ev.Kv.ModRevision}
 	key := string(ev.Kv.Key)
+	p := past{rv: ch.rv}
+	if ev.PrevKv != nil {
+		p.prev = ev.PrevKv.Value
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev.Type == clientv3.EventTypeDelete {
@@ -154,6 +152,7 @@ func (c *cacher) apply(ev *clientv3.Event) {
 		ch.typ, ch.prev, ch.cur = watch.Deleted, prev, c.newCached(last)
 		delete(c.objects, prev.key)
 	} else {
+		p.cur = ev.Kv.Value
 		obj, err := c.store.decode(ev.Kv.Value, ev.Kv.ModRevision)
 		if err != nil {
 			c.advance(ch.rv)
@@ -166,12 +165,14 @@ func (c *cacher) apply(ev *clientv3.Event) {
 		}
 		c.objects[cur.key] = cur
 	}
-	c.window[(c.start+c.count)%windowSize] = ch
-	if c.count < windowSize {
-		c.count++
-	} else {
-		c.start = (c.start + 1) % windowSize
+	p.typ = ch.typ
+	switch {
+	case ch.prev == nil:
+		p.prev = nil
+	case p.prev == nil:
+		p.prevObj = ch.prev
 	}
+	c.window.add(p)
 	c.advance(ch.rv)
 	for w := range c.watchers {
 		w.send(ch)
@@ -344,14 +345,14 @@ func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p
 			w.queue = append(w.queue, queued{typ: watch.Bookmark})
 		}
 	default:
-		if c.count > 0 && rv < c.window[c.start].rv-1 {
-			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, c.window[c.start].rv-1))
+		if oldest := c.window.oldest(); oldest > 0 && rv < oldest-1 {
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, oldest-1))
 		}
-		for i := 0; i < c.count; i++ {
-			if ch := c.window[(c.start+i)%windowSize]; ch.rv > rv {
+		c.window.after(rv, func(past *past) {
+			if ch := c.expand(past, p); ch != nil {
 				w.send(ch)
 			}
-		}
+		})
 	}
 	c.watchers[w] = struct{}{}
 	go func() {
@@ -365,6 +366,44 @@ func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p
 		w.stop(nil)
 	}()
 	return w, nil
+}
+
+// expand decodes a change the window kept, as a watch with predicate p
+// needs it: the object before the change is decoded only when a label or
+// field selector must tell whether it matched (the namespace is the key's).
+func (c *cacher) expand(pa *past, p predicate) *change {
+	ch := &change{typ: pa.typ, rv: pa.rv}
+	if pa.typ == watch.Deleted && pa.prev == nil {
+		last := pa.prevObj.obj.DeepCopyObject()
+		setRV(last, pa.rv)
+		ch.cur, ch.prev = c.newCached(last), pa.prevObj
+		return ch
+	}
+	raw := pa.cur
+	if pa.typ == watch.Deleted {
+		raw = pa.prev
+	}
+	obj, err := c.store.decode(raw, pa.rv)
+	if err != nil {
+		return nil
+	}
+	ch.cur = c.newCached(obj)
+	switch {
+	case pa.typ == watch.Added:
+	case pa.typ == watch.Deleted, pa.prev == nil && pa.prevObj == nil:
+		ch.prev = ch.cur
+	case pa.prevObj != nil:
+		ch.prev = pa.prevObj
+	case (p.label == nil || p.label.Empty()) && (p.field == nil || p.field.Empty()):
+		ch.prev = ch.cur // matches exactly when the current object's namespace does
+	default:
+		prev, err := c.store.decode(pa.prev, pa.rv)
+		if err != nil {
+			return nil
+		}
+		ch.prev = c.newCached(prev)
+	}
+	return ch
 }
 
 // currentRV returns the newest revision the cache has seen.

@@ -109,3 +109,52 @@ func (w *watcher) next(buf []queued) ([]queued, bool) {
 }
 
 func (w *watcher) stop(error) { w.once.Do(func() { close(w.done) }) }
+
+// windowSize is how many recent changes a cacher keeps for watches that
+// resume from an older resourceVersion; older ones get 410 Gone.
+const windowSize = 10000
+
+// past is one change as the window keeps it: the bytes etcd stored, not the
+// decoded object, so the window costs about the encoded size of what it
+// remembers. Live watchers get the decoded change directly; only a watch
+// resuming from before the newest change decodes these again.
+type past struct {
+	typ     watch.EventType
+	rv      int64
+	cur     []byte  // the stored object after the change; nil for DELETED
+	prev    []byte  // the stored object before it; nil for ADDED
+	prevObj *cached // the object before it when etcd sent no previous value
+}
+
+// window is a ring of the most recent changes, oldest first.
+type window struct {
+	ring  []past
+	start int // index of the oldest change once the ring is full
+}
+
+func (w *window) add(p past) {
+	if len(w.ring) < windowSize {
+		w.ring = append(w.ring, p)
+		return
+	}
+	w.ring[w.start] = p
+	w.start = (w.start + 1) % windowSize
+}
+
+// oldest returns the revision of the oldest change kept, or 0 when empty.
+func (w *window) oldest() int64 {
+	if len(w.ring) == 0 {
+		return 0
+	}
+	return w.ring[w.start].rv
+}
+
+// after calls fn, oldest first, for every kept change newer than rv.
+func (w *window) after(rv int64, fn func(*past)) {
+	n := len(w.ring)
+	for i := 0; i < n; i++ {
+		if p := &w.ring[(w.start+i)%n]; p.rv > rv {
+			fn(p)
+		}
+	}
+}
