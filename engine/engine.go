@@ -17,6 +17,8 @@ import (
 	"github.com/podtrace/podtrace/engine/apiserver/authn"
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controllers/deployment"
+	"github.com/podtrace/podtrace/engine/controllers/endpoint"
+	"github.com/podtrace/podtrace/engine/controllers/endpointslice"
 	"github.com/podtrace/podtrace/engine/controllers/garbagecollector"
 	"github.com/podtrace/podtrace/engine/controllers/namespace"
 	"github.com/podtrace/podtrace/engine/controllers/namespacedefaults"
@@ -51,6 +53,11 @@ type Config struct {
 	// RuntimeName prefixes container IDs in pod status ("containerd://");
 	// the kubelet's default when empty.
 	RuntimeName string
+	// MemoryLimit is the Go runtime's soft memory limit in bytes while the
+	// engine runs (the process's, so set once per process): 0 means
+	// DefaultMemoryLimit, negative leaves it alone; GOMEMLIMIT, when set,
+	// always wins.
+	MemoryLimit int64
 }
 
 // Engine is a running cluster.
@@ -62,7 +69,8 @@ type Engine struct {
 	Scheduler *scheduler.Scheduler
 	Kubelets  []*kubelet.Kubelet
 
-	cancel context.CancelFunc
+	cancel          context.CancelFunc
+	restoreMemLimit func()
 }
 
 // Start brings the whole cluster up; it stops when ctx ends or Close is called.
@@ -73,7 +81,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := clock.ValidateSpeed(cfg.Speed); err != nil {
 		return nil, err
 	}
-	e := &Engine{Clock: clock.New(time.Now(), cfg.Speed), Hub: trace.NewHub()}
+	e := &Engine{Clock: clock.New(time.Now(), cfg.Speed), Hub: trace.NewHub(), restoreMemLimit: applyMemoryLimit(cfg.MemoryLimit)}
 	e.Tracer = trace.New(e.Clock, e.Hub)
 	ctx, e.cancel = context.WithCancel(ctx)
 	names := make([]string, len(cfg.Nodes))
@@ -83,11 +91,14 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	users := append(authn.ComponentUsers(names...),
 		authn.ServiceAccountUser("kube-system", "generic-garbage-collector"),
 		authn.ServiceAccountUser("kube-system", "namespace-defaults"),
-		authn.ServiceAccountUser("kube-system", "namespace-controller"))
+		authn.ServiceAccountUser("kube-system", "namespace-controller"),
+		authn.ServiceAccountUser("kube-system", "endpointslice-controller"),
+		authn.ServiceAccountUser("kube-system", "endpoint-controller"))
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
 		UnsafeNoFsync: cfg.UnsafeNoFsync, Clock: e.Clock, Tracer: e.Tracer, Users: users, PodLogs: e.podLogs})
 	if err != nil {
 		e.cancel()
+		e.restoreMemLimit()
 		return nil, err
 	}
 	e.ControlPlane = cp
@@ -101,6 +112,12 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 func (e *Engine) client(user authn.User, agent string) (kubernetes.Interface, error) {
 	return e.ControlPlane.Client(user, agent+"/"+"v1.36.3 (podtrace)")
 }
+
+// kubeletsPerEventBroadcaster is how many kubelets share one client-go
+// event broadcaster (each still writing its events as itself): few enough
+// that their events never overflow its 1,000-event queue, many enough to
+// save most of the broadcasters' memory at 500 nodes.
+const kubeletsPerEventBroadcaster = 8
 
 func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	type starter interface{ Start(context.Context) error }
@@ -151,19 +168,35 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if c, err = e.client(sa("endpointslice-controller"), "kube-controller-manager"); err != nil {
+		return err
+	}
+	esc, err := endpointslice.New(endpointslice.Config{Client: c, Clock: e.Clock, Informers: shared})
+	if err != nil {
+		return err
+	}
+	if c, err = e.client(sa("endpoint-controller"), "kube-controller-manager"); err != nil {
+		return err
+	}
+	epc, err := endpoint.New(endpoint.Config{Client: c, Clock: e.Clock, Informers: shared})
+	if err != nil {
+		return err
+	}
 	if c, err = e.client(authn.User{Name: authn.KubeScheduler}, "kube-scheduler"); err != nil {
 		return err
 	}
 	if e.Scheduler, err = scheduler.New(scheduler.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Seed: uint64(cfg.Seed)}); err != nil {
 		return err
 	}
-	all = append(all, rs, dc, gc, sac, nsc, e.Scheduler)
+	all = append(all, rs, dc, gc, sac, nsc, esc, epc, e.Scheduler)
+	events := kubelet.NewEventHub(ctx, e.Clock, kubeletsPerEventBroadcaster)
 	for i, n := range cfg.Nodes {
 		if c, err = e.client(authn.NodeUser(n.Name), "kubelet"); err != nil {
 			return err
 		}
 		kc := kubelet.Config{Client: c, NodeName: n.Name, Clock: e.Clock, Tracer: e.Tracer, Capacity: n.Capacity,
-			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i)}
+			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
+			Recorder: events.Recorder(n.Name, c)}
 		if cfg.NewRuntime != nil {
 			kc.Runtime = cfg.NewRuntime(n.Name, e.Clock, cfg.Seed+int64(i))
 		}
@@ -207,6 +240,7 @@ func (e *Engine) Kubelet(node string) *kubelet.Kubelet {
 // Close stops every component, the API server and etcd.
 func (e *Engine) Close() error {
 	e.cancel()
+	defer e.restoreMemLimit()
 	if e.ControlPlane != nil {
 		return e.ControlPlane.Close()
 	}

@@ -148,8 +148,16 @@ func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	reasons := map[string]bool{}
+	nodeOf := map[string]string{}
+	for _, p := range pods {
+		nodeOf[p.Name] = p.Spec.NodeName
+	}
 	for _, ev := range evs.Items {
 		reasons[ev.Reason] = true
+		// Kubelets share event broadcasters; each event still names its own node.
+		if ev.Reason == "Started" && ev.Source != (corev1.EventSource{Component: "kubelet", Host: nodeOf[ev.InvolvedObject.Name]}) {
+			t.Errorf("Started event of pod %s from %+v, want kubelet on %s", ev.InvolvedObject.Name, ev.Source, nodeOf[ev.InvolvedObject.Name])
+		}
 	}
 	for _, want := range []string{"ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulling", "Pulled", "Created", "Started"} {
 		if !reasons[want] {
