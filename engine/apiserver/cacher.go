@@ -47,15 +47,23 @@ type cacher struct {
 	objects  map[string]*cached
 	rv       int64
 	window   window // recent changes, for watches resuming from an older resourceVersion
+	keep     bool   // objects are kept; false for events, served from etcd (see keepsObjects)
 	watchers map[*watcher]struct{}
 	ready    chan struct{}
 
 	watchCtx context.Context // the etcd watch's context, for progress requests
 }
 
+// keepsObjects tells whether the cache holds a resource's objects. As with
+// kube-apiserver's default --watch-cache-sizes (events: 0), Events are not
+// held: there are many, each written once or twice and rarely read, so lists
+// and gets of them read etcd. Their watches are still served from the one
+// etcd watch the cacher keeps, with the same window of recent changes.
+func keepsObjects(res *Resource) bool { return res.GVR.Resource != "events" }
+
 func newCacher(res *Resource, s *store) *cacher {
 	c := &cacher{res: res, store: s, objects: map[string]*cached{}, watchers: map[*watcher]struct{}{},
-		ready: make(chan struct{})}
+		keep: keepsObjects(res), ready: make(chan struct{})}
 	return c
 }
 
@@ -81,7 +89,17 @@ func (c *cacher) run(ctx context.Context) {
 }
 
 func (c *cacher) listAndWatch(ctx context.Context) error {
-	objs, rev, err := c.store.list(ctx, "")
+	var objs []runtime.Object
+	var rev int64
+	var err error
+	if c.keep {
+		objs, rev, err = c.store.list(ctx, "")
+	} else {
+		var resp *clientv3.GetResponse
+		if resp, err = c.store.etcd.Get(ctx, c.res.Prefix(""), clientv3.WithPrefix(), clientv3.WithCountOnly()); err == nil {
+			rev = resp.Header.Revision
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -141,6 +159,10 @@ func (c *cacher) apply(ev *clientv3.Event) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.keep {
+		c.applyUnkept(ev, p)
+		return
+	}
 	if ev.Type == clientv3.EventTypeDelete {
 		prev := c.cachedByEtcdKey(key)
 		if prev == nil {
@@ -176,6 +198,40 @@ func (c *cacher) apply(ev *clientv3.Event) {
 	c.advance(ch.rv)
 	for w := range c.watchers {
 		w.send(ch)
+	}
+}
+
+// applyUnkept records a change of a resource whose objects are not kept and,
+// when anyone watches, decodes it once for the watchers (the previous
+// version only if a watcher's selector needs it). c.mu is held.
+func (c *cacher) applyUnkept(ev *clientv3.Event, p past) {
+	p.typ = watch.Modified
+	switch {
+	case ev.Type == clientv3.EventTypeDelete:
+		if p.prev == nil { // nothing known was deleted
+			c.advance(p.rv)
+			return
+		}
+		p.typ = watch.Deleted
+	case p.prev == nil:
+		p.typ = watch.Added
+	}
+	if ev.Type != clientv3.EventTypeDelete {
+		p.cur = ev.Kv.Value
+	}
+	c.window.add(p)
+	c.advance(p.rv)
+	if len(c.watchers) == 0 {
+		return
+	}
+	needPrev := false
+	for w := range c.watchers {
+		needPrev = needPrev || w.pred.selects()
+	}
+	if ch := c.expand(&p, needPrev); ch != nil {
+		for w := range c.watchers {
+			w.send(ch)
+		}
 	}
 }
 
@@ -287,6 +343,9 @@ func (c *cacher) list(ctx context.Context, p predicate) ([]runtime.Object, int64
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
 	}
+	if !c.keep {
+		return c.listStored(ctx, p)
+	}
 	c.mu.RLock()
 	matched := make([]*cached, 0, len(c.objects))
 	for _, e := range c.objects {
@@ -304,7 +363,22 @@ func (c *cacher) list(ctx context.Context, p predicate) ([]runtime.Object, int64
 	return out, rv, nil
 }
 
-// get returns the cached object, or nil.
+// listStored lists the objects matching p from etcd, sorted by key.
+func (c *cacher) listStored(ctx context.Context, p predicate) ([]runtime.Object, int64, error) {
+	objs, rev, err := c.store.list(ctx, p.namespace)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := objs[:0]
+	for _, o := range objs {
+		if p.matches(c.newCached(o)) {
+			out = append(out, o)
+		}
+	}
+	return out, rev, nil
+}
+
+// get returns the cached object, or nil (always for objects not kept).
 func (c *cacher) get(namespace, name string) runtime.Object {
 	<-c.ready
 	c.mu.RLock()
@@ -326,9 +400,29 @@ func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p
 	}
 	<-c.ready
 	w := newWatcher(p)
+	var stored []runtime.Object
+	if initial && !c.keep {
+		var err error
+		if stored, w.from, err = c.listStored(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
+	case initial && !c.keep:
+		// The objects as etcd listed them, then whatever the cache has seen
+		// since; changes up to the list's revision are skipped (w.from).
+		for _, o := range stored {
+			w.queue = append(w.queue, queued{typ: watch.Added, ch: &change{typ: watch.Added, rv: mustRV(o), cur: c.newCached(o)}})
+		}
+		w.initialRV = w.from
+		if endMarker {
+			w.queue = append(w.queue, queued{typ: watch.Bookmark})
+		}
+		if err := c.replay(w, w.from); err != nil {
+			return nil, err
+		}
 	case initial:
 		keys := make([]string, 0, len(c.objects))
 		for k, e := range c.objects {
@@ -345,14 +439,9 @@ func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p
 			w.queue = append(w.queue, queued{typ: watch.Bookmark})
 		}
 	default:
-		if oldest := c.window.oldest(); oldest > 0 && rv < oldest-1 {
-			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, oldest-1))
+		if err := c.replay(w, rv); err != nil {
+			return nil, err
 		}
-		c.window.after(rv, func(past *past) {
-			if ch := c.expand(past, p); ch != nil {
-				w.send(ch)
-			}
-		})
 	}
 	c.watchers[w] = struct{}{}
 	go func() {
@@ -366,44 +455,6 @@ func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p
 		w.stop(nil)
 	}()
 	return w, nil
-}
-
-// expand decodes a change the window kept, as a watch with predicate p
-// needs it: the object before the change is decoded only when a label or
-// field selector must tell whether it matched (the namespace is the key's).
-func (c *cacher) expand(pa *past, p predicate) *change {
-	ch := &change{typ: pa.typ, rv: pa.rv}
-	if pa.typ == watch.Deleted && pa.prev == nil {
-		last := pa.prevObj.obj.DeepCopyObject()
-		setRV(last, pa.rv)
-		ch.cur, ch.prev = c.newCached(last), pa.prevObj
-		return ch
-	}
-	raw := pa.cur
-	if pa.typ == watch.Deleted {
-		raw = pa.prev
-	}
-	obj, err := c.store.decode(raw, pa.rv)
-	if err != nil {
-		return nil
-	}
-	ch.cur = c.newCached(obj)
-	switch {
-	case pa.typ == watch.Added:
-	case pa.typ == watch.Deleted, pa.prev == nil && pa.prevObj == nil:
-		ch.prev = ch.cur
-	case pa.prevObj != nil:
-		ch.prev = pa.prevObj
-	case (p.label == nil || p.label.Empty()) && (p.field == nil || p.field.Empty()):
-		ch.prev = ch.cur // matches exactly when the current object's namespace does
-	default:
-		prev, err := c.store.decode(pa.prev, pa.rv)
-		if err != nil {
-			return nil
-		}
-		ch.prev = c.newCached(prev)
-	}
-	return ch
 }
 
 // currentRV returns the newest revision the cache has seen.

@@ -1,8 +1,10 @@
 package apiserver
 
 import (
+	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
@@ -13,6 +15,12 @@ type predicate struct {
 	namespace string
 	label     labels.Selector
 	field     fields.Selector
+}
+
+// selects tells whether p has a label or field selector (which, unlike the
+// namespace, can differ between an object's versions).
+func (p predicate) selects() bool {
+	return p.label != nil && !p.label.Empty() || p.field != nil && !p.field.Empty()
 }
 
 func (p predicate) matches(e *cached) bool {
@@ -50,6 +58,7 @@ type watcher struct {
 	done      chan struct{}
 	once      sync.Once
 	initialRV int64
+	from      int64 // changes at or before this revision are already in the initial events
 }
 
 func newWatcher(p predicate) *watcher {
@@ -59,6 +68,9 @@ func newWatcher(p predicate) *watcher {
 // send queues ch as the event this watcher should see: a change that moves
 // an object into or out of the selection arrives as ADDED or DELETED.
 func (w *watcher) send(ch *change) {
+	if ch.rv <= w.from {
+		return
+	}
 	cur := ch.typ != watch.Deleted && w.pred.matches(ch.cur)
 	prev := ch.prev != nil && w.pred.matches(ch.prev)
 	var typ watch.EventType
@@ -157,4 +169,58 @@ func (w *window) after(rv int64, fn func(*past)) {
 			fn(p)
 		}
 	}
+}
+
+// replay queues for w the kept changes after rv, or fails with 410 Gone
+// when the window no longer reaches back to rv. c.mu is held.
+func (c *cacher) replay(w *watcher, rv int64) error {
+	if oldest := c.window.oldest(); oldest > 0 && rv < oldest-1 {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, oldest-1))
+	}
+	needPrev := w.pred.selects()
+	c.window.after(rv, func(past *past) {
+		if ch := c.expand(past, needPrev); ch != nil {
+			w.send(ch)
+		}
+	})
+	return nil
+}
+
+// expand decodes a change the window kept. The object before the change is
+// decoded only with needPrev, when a label or field selector must tell
+// whether it matched; otherwise it stands in as the current one (the
+// namespace, the key's, is the same).
+func (c *cacher) expand(pa *past, needPrev bool) *change {
+	ch := &change{typ: pa.typ, rv: pa.rv}
+	if pa.typ == watch.Deleted && pa.prev == nil {
+		last := pa.prevObj.obj.DeepCopyObject()
+		setRV(last, pa.rv)
+		ch.cur, ch.prev = c.newCached(last), pa.prevObj
+		return ch
+	}
+	raw := pa.cur
+	if pa.typ == watch.Deleted {
+		raw = pa.prev
+	}
+	obj, err := c.store.decode(raw, pa.rv)
+	if err != nil {
+		return nil
+	}
+	ch.cur = c.newCached(obj)
+	switch {
+	case pa.typ == watch.Added:
+	case pa.typ == watch.Deleted, pa.prev == nil && pa.prevObj == nil:
+		ch.prev = ch.cur
+	case pa.prevObj != nil:
+		ch.prev = pa.prevObj
+	case !needPrev:
+		ch.prev = ch.cur
+	default:
+		prev, err := c.store.decode(pa.prev, pa.rv)
+		if err != nil {
+			return nil
+		}
+		ch.prev = c.newCached(prev)
+	}
+	return ch
 }
