@@ -115,9 +115,11 @@ func (e *Engine) client(user authn.User, agent string) (kubernetes.Interface, er
 
 // kubeletsPerEventBroadcaster is how many kubelets share one client-go
 // event broadcaster (each still writing its events as itself): few enough
-// that their events never overflow its 1,000-event queue, many enough to
-// save most of the broadcasters' memory at 500 nodes.
-const kubeletsPerEventBroadcaster = 8
+// that one writer keeps up with their events and its queues (1,000 events
+// in, 1,000 to the writer) hold every event of 4 full nodes' pods starting
+// at once (4 × 110 pods × Pulling, Pulled, Created, Started), many enough
+// to save most of the broadcasters' memory (~70 KB each) at 500 nodes.
+const kubeletsPerEventBroadcaster = 4
 
 func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	type starter interface{ Start(context.Context) error }
