@@ -153,9 +153,9 @@ func (c *cacher) listAndWatch(ctx context.Context) error {
 func (c *cacher) apply(ev *clientv3.Event) {
 	ch := &change{rv: ev.Kv.ModRevision}
 	key := string(ev.Kv.Key)
-	p := past{rv: ch.rv}
+	p := past{rv: ch.rv, key: key}
 	if ev.PrevKv != nil {
-		p.prev = ev.PrevKv.Value
+		p.prev, p.prevRV = ev.PrevKv.Value, ev.PrevKv.ModRevision
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

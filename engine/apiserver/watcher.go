@@ -133,6 +133,8 @@ const windowSize = 10000
 type past struct {
 	typ     watch.EventType
 	rv      int64
+	prevRV  int64   // the revision prev was written at
+	key     string  // the etcd key
 	cur     []byte  // the stored object after the change; nil for DELETED
 	prev    []byte  // the stored object before it; nil for ADDED
 	prevObj *cached // the object before it when etcd sent no previous value
@@ -140,17 +142,37 @@ type past struct {
 
 // window is a ring of the most recent changes, oldest first.
 type window struct {
-	ring  []past
-	start int // index of the oldest change once the ring is full
+	ring   []past
+	start  int            // index of the oldest change once the ring is full
+	newest map[string]int // etcd key → index of its newest kept change
 }
 
+// add keeps p. When the change before it on the same key is still kept,
+// p's previous bytes are that change's (the same revision), so they are
+// kept once rather than again as etcd's copy of the previous value.
 func (w *window) add(p past) {
-	if len(w.ring) < windowSize {
-		w.ring = append(w.ring, p)
-		return
+	if w.newest == nil {
+		w.newest = map[string]int{}
 	}
-	w.ring[w.start] = p
-	w.start = (w.start + 1) % windowSize
+	if i, ok := w.newest[p.key]; ok && p.prev != nil && w.ring[i].rv == p.prevRV && w.ring[i].cur != nil {
+		p.prev = w.ring[i].cur
+	}
+	i := len(w.ring)
+	if i < windowSize {
+		w.ring = append(w.ring, p)
+	} else {
+		i = w.start
+		if old := w.ring[i].key; w.newest[old] == i {
+			delete(w.newest, old)
+		}
+		w.ring[i] = p
+		w.start = (w.start + 1) % windowSize
+	}
+	if p.typ == watch.Deleted {
+		delete(w.newest, p.key)
+	} else {
+		w.newest[p.key] = i
+	}
 }
 
 // oldest returns the revision of the oldest change kept, or 0 when empty.
