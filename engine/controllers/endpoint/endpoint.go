@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 	"github.com/podtrace/podtrace/engine/controllers/endpointslice"
 )
 
@@ -49,7 +50,7 @@ type Config struct {
 // Controller keeps the Endpoints of Services with selectors.
 type Controller struct {
 	cfg       Config
-	queue     workqueue.TypedRateLimitingInterface[string]
+	queue     *controllerutil.Queue
 	services  corelisters.ServiceLister
 	pods      corelisters.PodLister
 	endpoints corelisters.EndpointsLister
@@ -66,9 +67,8 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 5
 	}
-	return &Controller{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint", Clock: cfg.Clock})}, nil
+	return &Controller{cfg: cfg, queue: controllerutil.NewQueue(controllerutil.QueueConfig{Name: "endpoint", Clock: cfg.Clock,
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second)})}, nil
 }
 
 // Start runs the controller until ctx ends.
@@ -94,32 +94,8 @@ func (c *Controller) Start(ctx context.Context) error {
 		UpdateFunc: podChanged, DeleteFunc: func(o any) { podChanged(nil, o) }})
 	// An Endpoints object deleted or changed by someone else is put back.
 	epInf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
-	f.Start(ctx.Done())
-	go func() {
-		if !cache.WaitForCacheSync(ctx.Done(), svcInf.HasSynced, podInf.HasSynced, epInf.HasSynced) {
-			return
-		}
-		for i := 0; i < c.cfg.Workers; i++ {
-			go c.worker(ctx)
-		}
-	}()
-	go func() { <-ctx.Done(); c.queue.ShutDown() }()
+	c.queue.Start(ctx, f, c.cfg.Workers, c.sync, svcInf.HasSynced, podInf.HasSynced, epInf.HasSynced)
 	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil {
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
 }
 
 // sync is syncService: the Endpoints of a deleted Service are deleted, a

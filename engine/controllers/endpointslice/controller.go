@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 )
 
 // ControllerName is the managed-by label value of the slices this controller owns.
@@ -49,7 +51,7 @@ type Config struct {
 // Controller keeps the EndpointSlices of Services with selectors.
 type Controller struct {
 	cfg      Config
-	queue    workqueue.TypedRateLimitingInterface[string]
+	queue    *controllerutil.Queue
 	services corelisters.ServiceLister
 	pods     corelisters.PodLister
 	slices   discoverylisters.EndpointSliceLister
@@ -67,9 +69,8 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 5
 	}
-	return &Controller{cfg: cfg, tracker: newTracker(), queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice", Clock: cfg.Clock})}, nil
+	return &Controller{cfg: cfg, tracker: newTracker(), queue: controllerutil.NewQueue(controllerutil.QueueConfig{Name: "endpoint_slice", Clock: cfg.Clock,
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second)})}, nil
 }
 
 // Start runs the controller until ctx ends.
@@ -110,32 +111,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	sliceInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) { sliceHandler(o, false) },
 		UpdateFunc: func(_, o any) { sliceHandler(o, false) }, DeleteFunc: func(o any) { sliceHandler(o, true) }})
-	f.Start(ctx.Done())
-	go func() {
-		if !cache.WaitForCacheSync(ctx.Done(), svcInf.HasSynced, podInf.HasSynced, sliceInf.HasSynced) {
-			return
-		}
-		for i := 0; i < c.cfg.Workers; i++ {
-			go c.worker(ctx)
-		}
-	}()
-	go func() { <-ctx.Done(); c.queue.ShutDown() }()
+	c.queue.Start(ctx, f, c.cfg.Workers, c.sync, svcInf.HasSynced, podInf.HasSynced, sliceInf.HasSynced)
 	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil {
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
 }
 
 // podChanged queues the Services whose selector matches the pod now or before.
