@@ -81,7 +81,8 @@ func benchCreatePods(b *testing.B, c kubernetes.Interface, ns, schedulerName str
 // SCHED_MEMPROFILE=FILE writes allocation profiles at the scheduler phase's
 // start (FILE.before) and end (FILE): pprof -diff_base FILE.before FILE.
 func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
-	env := enginetest.Start(b)
+	// No recording of every event: a harness's memory, not the scheduler's.
+	env := enginetest.Start(b, enginetest.Options{NoRecording: true})
 	admin := env.Admin()
 	parallel(benchNodes, 32, func(i int) {
 		n := makeNode(fmt.Sprintf("node-%03d", i), "8", "32Gi")
