@@ -46,9 +46,9 @@ type cacher struct {
 	waiters  []revWaiter // requests waiting for the cache to reach a revision
 	objects  map[string]*cached
 	rv       int64
-	window   window // recent changes, for watches resuming from an older resourceVersion
-	keep     bool   // objects are kept; false for events, served from etcd (see keepsObjects)
-	watchers map[*watcher]struct{}
+	window   window     // recent changes, for watches resuming from an older resourceVersion
+	keep     bool       // objects are kept; false for events, served from etcd (see keepsObjects)
+	watchers watchIndex // the live watchers, indexed by what they select
 	ready    chan struct{}
 
 	watchCtx context.Context // the etcd watch's context, for progress requests
@@ -62,7 +62,7 @@ type cacher struct {
 func keepsObjects(res *Resource) bool { return res.GVR.Resource != "events" }
 
 func newCacher(res *Resource, s *store) *cacher {
-	c := &cacher{res: res, store: s, objects: map[string]*cached{}, watchers: map[*watcher]struct{}{},
+	c := &cacher{res: res, store: s, objects: map[string]*cached{}, watchers: newWatchIndex(triggerField(res), res.Namespaced),
 		keep: keepsObjects(res), ready: make(chan struct{})}
 	return c
 }
@@ -82,9 +82,7 @@ func (c *cacher) run(ctx context.Context) {
 		}
 	}
 	c.mu.Lock()
-	for w := range c.watchers {
-		w.stop(nil)
-	}
+	c.watchers.each(stopWatcher)
 	c.mu.Unlock()
 }
 
@@ -114,9 +112,7 @@ func (c *cacher) listAndWatch(ctx context.Context) error {
 	}
 	// Watchers may have missed changes while the etcd watch was down: end
 	// them so their clients resume (or relist) from what they last saw.
-	for w := range c.watchers {
-		w.stop(nil)
-	}
+	c.watchers.each(stopWatcher)
 	c.wake()
 	c.mu.Unlock()
 	select {
@@ -196,9 +192,7 @@ func (c *cacher) apply(ev *clientv3.Event) {
 	}
 	c.window.add(p)
 	c.advance(ch.rv)
-	for w := range c.watchers {
-		w.send(ch)
-	}
+	c.watchers.visit(ch, func(w *watcher) { w.send(ch) })
 }
 
 // applyUnkept records a change of a resource whose objects are not kept and,
@@ -221,17 +215,13 @@ func (c *cacher) applyUnkept(ev *clientv3.Event, p past) {
 	}
 	c.window.add(p)
 	c.advance(p.rv)
-	if len(c.watchers) == 0 {
+	if c.watchers.len() == 0 {
 		return
 	}
 	needPrev := false
-	for w := range c.watchers {
-		needPrev = needPrev || w.pred.selects()
-	}
+	c.watchers.each(func(w *watcher) { needPrev = needPrev || w.pred.selects() })
 	if ch := c.expand(&p, needPrev); ch != nil {
-		for w := range c.watchers {
-			w.send(ch)
-		}
+		c.watchers.visit(ch, func(w *watcher) { w.send(ch) })
 	}
 }
 
@@ -443,14 +433,14 @@ func (c *cacher) watch(ctx context.Context, rv int64, initial, endMarker bool, p
 			return nil, err
 		}
 	}
-	c.watchers[w] = struct{}{}
+	c.watchers.add(w)
 	go func() {
 		select {
 		case <-ctx.Done():
 		case <-w.done:
 		}
 		c.mu.Lock()
-		delete(c.watchers, w)
+		c.watchers.remove(w)
 		c.mu.Unlock()
 		w.stop(nil)
 	}()

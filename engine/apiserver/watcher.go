@@ -58,7 +58,8 @@ type watcher struct {
 	done      chan struct{}
 	once      sync.Once
 	initialRV int64
-	from      int64 // changes at or before this revision are already in the initial events
+	from      int64    // changes at or before this revision are already in the initial events
+	key       watchKey // where the cacher's watchIndex keeps it
 }
 
 func newWatcher(p predicate) *watcher {
@@ -66,7 +67,8 @@ func newWatcher(p predicate) *watcher {
 }
 
 // send queues ch as the event this watcher should see: a change that moves
-// an object into or out of the selection arrives as ADDED or DELETED.
+// an object into or out of the selection arrives as ADDED or DELETED. The
+// cacher calls it with its mutex held.
 func (w *watcher) send(ch *change) {
 	if ch.rv <= w.from {
 		return
@@ -121,6 +123,9 @@ func (w *watcher) next(buf []queued) ([]queued, bool) {
 }
 
 func (w *watcher) stop(error) { w.once.Do(func() { close(w.done) }) }
+
+// stopWatcher stops w (for watchIndex.each).
+func stopWatcher(w *watcher) { w.stop(nil) }
 
 // windowSize is how many recent changes a cacher keeps for watches that
 // resume from an older resourceVersion; older ones get 410 Gone.
