@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Resource describes one REST resource the server serves: its URL and
@@ -34,6 +35,49 @@ type Resource struct {
 	NewList func() runtime.Object
 	// Fields returns the field-selector set of an object beyond metadata.name/namespace.
 	Fields func(runtime.Object) fields.Set
+	// Begin, when set (with ObjectStore.SetBegin, before the server takes
+	// writes), runs on every create and update after validation.
+	Begin BeginFunc
+}
+
+// BeginFunc is a resource's step between validation and the etcd write, as
+// kube-apiserver's BeginCreate and BeginUpdate: it may fill in obj (old is
+// nil on a create) and hold what obj needs (a Service's cluster IP and node
+// ports) in the Transaction it returns; with dryRun it checks and fills in
+// but holds nothing.
+type BeginFunc func(obj, old runtime.Object, dryRun bool) (Transaction, field.ErrorList)
+
+// Transaction is what a BeginFunc holds for one write. The write path ends
+// it exactly once: Commit after the object is stored (or the dry run
+// answered), Revert when it is not.
+type Transaction interface {
+	Commit()
+	Revert()
+}
+
+// noTransaction ends the writes of resources without a Begin step.
+type noTransaction struct{}
+
+func (noTransaction) Commit() {}
+func (noTransaction) Revert() {}
+
+// begin runs res's Begin step, if any.
+func (r *Resource) begin(obj, old runtime.Object, dryRun bool) (Transaction, field.ErrorList) {
+	if r.Begin == nil {
+		return noTransaction{}, nil
+	}
+	return r.Begin(obj, old, dryRun)
+}
+
+// SetBegin installs the Begin step of a resource (by plural name). It must
+// be called before the server takes writes.
+func (o *ObjectStore) SetBegin(resource string, begin BeginFunc) error {
+	r, err := o.resource(resource)
+	if err != nil {
+		return err
+	}
+	r.Begin = begin
+	return nil
 }
 
 // GVK returns the resource's group, version and kind.

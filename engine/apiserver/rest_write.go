@@ -74,13 +74,15 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, res *Resou
 	if s.cfg.Default != nil {
 		s.cfg.Default(obj)
 	}
-	if err := s.admitAndValidate(r.Context(), rt, "CREATE", res, "", obj, nil); err != nil {
+	txn, err := s.admitAndValidate(r.Context(), rt, "CREATE", res, "", obj, nil, isDryRun(r))
+	if err != nil {
 		s.finish(rt, r, obj)
 		writeError(w, acc.format, err)
 		return
 	}
 	persistStart := rt.begin()
 	if err := s.gate(r.Context(), r, rt, stages.Persist, nil); err != nil {
+		txn.Revert()
 		rt.end(persistStart, stages.Persist, err)
 		s.finish(rt, r, obj)
 		writeError(w, acc.format, err)
@@ -89,6 +91,7 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, res *Resou
 	s.openPersist(rt, r, obj, persistStart)
 	if !isDryRun(r) {
 		if _, err := s.stores[res].create(r.Context(), m.GetNamespace(), m.GetName(), obj); err != nil {
+			txn.Revert()
 			if s.cfg.Released != nil {
 				s.cfg.Released(r.Context(), res, obj)
 			}
@@ -98,21 +101,23 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, res *Resou
 			return
 		}
 	}
+	txn.Commit()
 	rt.end(persistStart, stages.Persist, nil)
 	s.finish(rt, r, obj)
 	s.respond(w, acc, http.StatusCreated, res, obj)
 }
 
-// admitAndValidate runs admission then validation, recording the admission
-// stage (which, as in the design, includes object validation).
+// admitAndValidate runs admission, validation and the resource's Begin
+// step, recording the admission stage (which, as in the design, includes
+// object validation). The caller ends the returned transaction.
 func (s *Server) admitAndValidate(ctx context.Context, rt *requestTrace, op string, res *Resource, sub string,
-	obj, old runtime.Object) error {
+	obj, old runtime.Object, dryRun bool) (Transaction, error) {
 	ns, name := objectNamespaceName(obj)
 	if name == "" {
 		err := apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 		rt.endPlugin(rt.begin(), err, "")
-		return err
+		return nil, err
 	}
 	admStart := rt.begin()
 	if rt.ref.Kind != "" { // the object's final name is known from here on
@@ -120,25 +125,31 @@ func (s *Server) admitAndValidate(ctx context.Context, rt *requestTrace, op stri
 	}
 	if err := s.gate(ctx, nil, rt, stages.Admission, nil); err != nil {
 		rt.endPlugin(admStart, err, "fault")
-		return err
+		return nil, err
 	}
 	if s.cfg.Admit != nil {
 		req := &AdmissionRequest{Operation: op, Resource: res, Subresource: sub, Namespace: ns, Name: name,
 			Object: obj, OldObject: old, User: rt.user}
 		if err := s.cfg.Admit(ctx, req); err != nil {
 			rt.endPlugin(admStart, err, req.Plugin)
-			return err
+			return nil, err
 		}
 	}
+	var errs field.ErrorList
 	if s.cfg.Validate != nil {
-		if errs := s.cfg.Validate(obj, old); len(errs) > 0 {
-			err := apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
-			rt.endPlugin(admStart, err, "validation")
-			return err
-		}
+		errs = s.cfg.Validate(obj, old)
+	}
+	var txn Transaction
+	if len(errs) == 0 {
+		txn, errs = res.begin(obj, old, dryRun)
+	}
+	if len(errs) > 0 {
+		err := apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
+		rt.endPlugin(admStart, err, "validation")
+		return nil, err
 	}
 	rt.endPlugin(admStart, nil, "")
-	return nil
+	return txn, nil
 }
 
 // update serves PUT on an object or its status/scale subresource.
@@ -186,7 +197,10 @@ func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resour
 	acc accepted, rt *requestTrace, newObj func(current runtime.Object) (runtime.Object, error)) {
 	ctx := r.Context()
 	var admitted, persistStart = false, rt.begin()
+	var txn Transaction = noTransaction{}
 	stored, err := s.stores[res].update(ctx, ns, name, s.hint(res, ns, name), func(current runtime.Object) (runtime.Object, error) {
+		txn.Revert() // a retried write gives back what its last attempt held
+		txn = noTransaction{}
 		obj, err := newObj(current)
 		if err != nil {
 			return nil, err
@@ -196,10 +210,11 @@ func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resour
 			s.cfg.Default(obj)
 		}
 		rt.spans = rt.spans[:min(len(rt.spans), 2)] // a retried write reports only its last admission
-		if err := s.admitAndValidate(ctx, rt, "UPDATE", res, sub, obj, current); err != nil {
+		t, err := s.admitAndValidate(ctx, rt, "UPDATE", res, sub, obj, current, isDryRun(r))
+		if err != nil {
 			return nil, err
 		}
-		admitted = true
+		txn, admitted = t, true
 		persistStart = rt.begin()
 		if err := s.gate(ctx, r, rt, stages.Persist, nil); err != nil {
 			return nil, err
@@ -214,6 +229,7 @@ func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resour
 		stored, err = dry.obj, nil
 	}
 	if err != nil {
+		txn.Revert()
 		if admitted {
 			rt.end(persistStart, stages.Persist, err)
 		}
@@ -221,6 +237,7 @@ func (s *Server) writeUpdate(w http.ResponseWriter, r *http.Request, res *Resour
 		writeError(w, acc.format, err)
 		return
 	}
+	txn.Commit()
 	rt.end(persistStart, stages.Persist, nil)
 	s.finish(rt, r, stored)
 	if final, done := s.finalizeIfDone(ctx, res, stored); done {

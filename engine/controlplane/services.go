@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,10 +27,12 @@ const (
 )
 
 // services is what the service REST storage adds to the generic one:
-// cluster IP and node port allocation around validation, release on delete.
+// cluster IP and node port allocation in a transaction around each write,
+// release on delete.
 type services struct {
-	alloc *servicealloc.Allocators
-	clock clock.Clock
+	alloc  *servicealloc.Allocators
+	clock  clock.Clock
+	attach sync.Once
 }
 
 func newServices(clk clock.Clock) *services {
@@ -37,8 +40,8 @@ func newServices(clk clock.Clock) *services {
 }
 
 // validate prepares a Service as the service storage does before validating
-// it, validates it, and then allocates its cluster IP and node ports (so an
-// invalid Service allocates nothing). Other kinds are only validated.
+// it, and validates it; its allocation is the Begin step that follows (so
+// an invalid Service allocates nothing). Other kinds are only validated.
 func (s *services) validate(obj, old runtime.Object) field.ErrorList {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
@@ -48,21 +51,39 @@ func (s *services) validate(obj, old runtime.Object) field.ErrorList {
 	if errs := servicealloc.Prepare(svc, oldSvc); len(errs) > 0 {
 		return errs
 	}
-	if errs := validate(obj, old); len(errs) > 0 {
-		return errs
-	}
-	return s.alloc.Allocate(svc, oldSvc)
+	return validate(obj, old)
 }
 
-// released gives back a deleted (or never stored) Service's IP and ports.
+// begin is the services' Begin step (upstream's beginCreate and
+// beginUpdate): it allocates what the Service needs in a transaction the
+// write path commits or reverts.
+func (s *services) begin(obj, old runtime.Object, dryRun bool) (apiserver.Transaction, field.ErrorList) {
+	oldSvc, _ := old.(*corev1.Service)
+	txn, errs := s.alloc.Begin(obj.(*corev1.Service), oldSvc, dryRun)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return txn, nil
+}
+
+// released gives back a deleted Service's IP and ports. A Service that was
+// never stored (no resourceVersion: its create failed) holds nothing: its
+// write's transaction gave back what it allocated.
 func (s *services) released(obj runtime.Object) {
-	if svc, ok := obj.(*corev1.Service); ok {
+	if svc, ok := obj.(*corev1.Service); ok && svc.ResourceVersion != "" {
 		s.alloc.Release(svc)
 	}
 }
 
-// repair makes the allocators agree with the stored Services.
+// repair makes the allocators agree with the stored Services. Its first
+// call, when the control plane starts and before any client can write,
+// also installs begin as the services' Begin step in store.
 func (s *services) repair(ctx context.Context, store *apiserver.ObjectStore) error {
+	var err error
+	s.attach.Do(func() { err = store.SetBegin("services", s.begin) })
+	if err != nil {
+		return err
+	}
 	listedAt := s.clock.Now()
 	objs, err := store.List(ctx, "services", "")
 	if err != nil {

@@ -1,19 +1,20 @@
 // Package servicealloc hands out Services' cluster IPs (service CIDR
 // 10.96.0.0/12) and node ports (30000-32767) as kube-apiserver 1.36 does:
 // random picks from the upper part of each range, requested values honoured
-// or refused with upstream's messages, values given back when a Service is
-// deleted.
+// or refused with upstream's messages. Each write allocates in a
+// transaction (Begin) that the write path commits once the Service is
+// stored, giving back what an update dropped, or reverts when it is not; a
+// dry run allocates nothing. Release gives a deleted Service's values back.
 //
 // The Services in etcd are the source of truth: the allocators are rebuilt
 // from them when the API server starts (so allocations survive a restart
 // with the same data dir), and Repair, run periodically as upstream's
-// repair controllers run, frees values no stored Service holds (a failed or
-// dry-run write, a node port dropped by an update) and re-marks values that
-// stored Services hold.
+// repair controllers run, frees values no stored Service holds (lost by a
+// crash between allocation and the end of its write) and re-marks values
+// that stored Services hold.
 package servicealloc
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -21,7 +22,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 )
 
@@ -65,166 +65,21 @@ func New(clk clock.PassiveClock) *Allocators {
 func ipKey(ip net.IP) string { return "ip/" + ip.String() }
 func portKey(p int) string   { return "port/" + strconv.Itoa(p) }
 
-// Allocate gives svc the cluster IP and node ports it needs that old (nil on
-// create) does not already hold: the requested ones when set, new ones
-// otherwise. On error nothing stays allocated.
-func (a *Allocators) Allocate(svc, old *corev1.Service) field.ErrorList {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var done []string
-	undo := func(errs field.ErrorList) field.ErrorList {
-		for _, k := range done {
-			a.releaseKey(k)
-		}
-		return errs
-	}
-	if NeedsClusterIP(svc) && (old == nil || !NeedsClusterIP(old)) {
-		key, errs := a.allocClusterIP(svc)
-		if len(errs) > 0 {
-			return errs
-		}
-		if key != "" {
-			done = append(done, key)
-		}
-	}
-	held := map[int]bool{}
-	if old != nil {
-		for _, p := range old.Spec.Ports {
-			if p.NodePort != 0 {
-				held[int(p.NodePort)] = true
-			}
-		}
-	}
-	keys, errs := a.allocNodePorts(svc, held)
-	done = append(done, keys...)
-	if len(errs) > 0 {
-		return undo(errs)
-	}
-	if NeedsHealthCheck(svc) && (old == nil || !NeedsHealthCheck(old)) {
-		key, errs := a.allocHealthCheckNodePort(svc)
-		if len(errs) > 0 {
-			return undo(errs)
-		}
-		done = append(done, key)
-	}
-	now := a.clock.Now()
-	for _, k := range done {
-		a.since[k] = now
-	}
-	return nil
-}
-
-func (a *Allocators) allocClusterIP(svc *corev1.Service) (string, field.ErrorList) {
-	path := field.NewPath("spec", "clusterIPs")
-	switch svc.Spec.ClusterIP {
-	case corev1.ClusterIPNone:
-		return "", nil
-	case "":
-		ip, err := a.ips.next()
-		if err != nil {
-			return "", field.ErrorList{field.InternalError(path,
-				fmt.Errorf("failed to allocate a serviceIP for Service %q: %w", svc.Name, err))}
-		}
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
-		return ipKey(ip), nil
-	}
-	ip := net.ParseIP(svc.Spec.ClusterIP)
-	if ip == nil {
-		return "", field.ErrorList{field.InternalError(path, fmt.Errorf("failed to parse service IP %q", svc.Spec.ClusterIP))}
-	}
-	if err := a.ips.allocate(ip); err != nil {
-		return "", field.ErrorList{field.Invalid(path, svc.Spec.ClusterIPs,
-			fmt.Sprintf("failed to allocate IP %v: %v", svc.Spec.ClusterIP, err))}
-	}
-	return ipKey(ip), nil
-}
-
-// allocNodePorts is upstream's initNodePorts: ports sharing a port number
-// share a node port; requested node ports are honoured even when the type
-// allocates none; held ones (the old object's) are kept without allocating.
-func (a *Allocators) allocNodePorts(svc *corev1.Service, held map[int]bool) ([]string, field.ErrorList) {
-	var keys []string
-	take := func(np int) error {
-		if held[np] {
-			return nil
-		}
-		if err := a.ports.allocate(np); err != nil {
-			return err
-		}
-		held[np] = true
-		keys = append(keys, portKey(np))
-		return nil
-	}
-	byPort := map[int32]int32{}
-	for i := range svc.Spec.Ports {
-		sp := &svc.Spec.Ports[i]
-		path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
-		if sp.NodePort == 0 && !NeedsNodePorts(svc) {
-			continue
-		}
-		shared := byPort[sp.Port]
-		switch {
-		case shared == 0:
-			np := requestedNodePort(sp.Port, svc.Spec.Ports)
-			if np != 0 {
-				if err := take(int(np)); err != nil {
-					return keys, field.ErrorList{field.Invalid(path, np, err.Error())}
-				}
-			} else {
-				next, err := a.ports.next()
-				if err != nil {
-					return keys, field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a nodePort: %w", err))}
-				}
-				keys = append(keys, portKey(next))
-				np = int32(next)
-			}
-			sp.NodePort = np
-			byPort[sp.Port] = np
-		case sp.NodePort == 0:
-			sp.NodePort = shared
-		case sp.NodePort != shared:
-			if err := take(int(sp.NodePort)); err != nil {
-				return keys, field.ErrorList{field.Invalid(path, sp.NodePort, err.Error())}
-			}
-		}
-	}
-	return keys, nil
-}
-
-// allocHealthCheckNodePort reserves the requested health check node port,
-// or allocates one. Upstream answers its failures with a 500; here they are
-// field errors of type InternalError.
-func (a *Allocators) allocHealthCheckNodePort(svc *corev1.Service) (string, field.ErrorList) {
-	path := field.NewPath("spec", "healthCheckNodePort")
-	if hc := int(svc.Spec.HealthCheckNodePort); hc != 0 {
-		if err := a.ports.allocate(hc); err != nil {
-			return "", field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate requested HealthCheck NodePort %v: %v", hc, err))}
-		}
-		return portKey(hc), nil
-	}
-	hc, err := a.ports.next()
-	if err != nil {
-		return "", field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a HealthCheck NodePort %v: %v", hc, err))}
-	}
-	svc.Spec.HealthCheckNodePort = int32(hc)
-	return portKey(hc), nil
-}
-
-func requestedNodePort(port int32, ports []corev1.ServicePort) int32 {
-	for _, p := range ports {
-		if p.Port == port && p.NodePort != 0 {
-			return p.NodePort
-		}
-	}
-	return 0
-}
-
 // Release gives back svc's cluster IP and node ports (the Service was
 // deleted, or its write failed).
-func (a *Allocators) Release(svc *corev1.Service) {
+func (a *Allocators) Release(svc *corev1.Service) { a.releaseKeys(heldKeys(svc)) }
+
+func (a *Allocators) releaseKeys(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, k := range heldKeys(svc) {
+	a.releaseKeysLocked(keys)
+}
+
+func (a *Allocators) releaseKeysLocked(keys []string) {
+	for _, k := range keys {
 		a.releaseKey(k)
 	}
 }
@@ -331,8 +186,7 @@ func (a *Allocators) Allocated(ipOrPort string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if n, err := strconv.Atoi(ipOrPort); err == nil {
-		i := n - a.ports.base
-		return i >= 0 && i < a.ports.size && a.ports.bits.has(i)
+		return a.ports.has(n)
 	}
 	i, err := a.ips.index(net.ParseIP(ipOrPort))
 	return err == nil && a.ips.bits.has(i)

@@ -31,7 +31,7 @@ func TestAllocateClusterIP(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 200; i++ {
 		s := service("s", corev1.ServiceTypeClusterIP, "")
-		if errs := a.Allocate(s, nil); len(errs) > 0 {
+		if errs := alloc(a, s, nil); len(errs) > 0 {
 			t.Fatal(errs)
 		}
 		ip := net.ParseIP(s.Spec.ClusterIP)
@@ -62,7 +62,7 @@ func TestAllocateClusterIP(t *testing.T) {
 
 // s0 creates a ClusterIP Service asking for ip and returns the errors' text.
 func s0(a *Allocators, ip string) string {
-	return errText(a.Allocate(service("x", corev1.ServiceTypeClusterIP, ip), nil))
+	return errText(alloc(a, service("x", corev1.ServiceTypeClusterIP, ip), nil))
 }
 
 func errText(errs field.ErrorList) string {
@@ -78,7 +78,7 @@ func TestAllocateNodePorts(t *testing.T) {
 		corev1.ServicePort{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP},
 		corev1.ServicePort{Name: "dns", Port: 80, Protocol: corev1.ProtocolUDP},
 		corev1.ServicePort{Name: "fixed", Port: 90, Protocol: corev1.ProtocolTCP, NodePort: 30005})
-	if errs := a.Allocate(s, nil); len(errs) > 0 {
+	if errs := alloc(a, s, nil); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	p := s.Spec.Ports
@@ -86,7 +86,7 @@ func TestAllocateNodePorts(t *testing.T) {
 		t.Fatalf("node ports %d %d %d", p[0].NodePort, p[1].NodePort, p[2].NodePort)
 	}
 	clash := service("clash", corev1.ServiceTypeNodePort, "", corev1.ServicePort{Port: 81, Protocol: corev1.ProtocolTCP, NodePort: 30005})
-	errs := a.Allocate(clash, nil)
+	errs := alloc(a, clash, nil)
 	if want := "spec.ports[0].nodePort: Invalid value: 30005: provided port is already allocated"; errText(errs) != want {
 		t.Errorf("taken node port: %v", errs)
 	}
@@ -94,12 +94,12 @@ func TestAllocateNodePorts(t *testing.T) {
 		t.Errorf("a failed allocation kept its cluster IP %s", clash.Spec.ClusterIP)
 	}
 	out := service("out", corev1.ServiceTypeNodePort, "", corev1.ServicePort{Port: 81, Protocol: corev1.ProtocolTCP, NodePort: 80})
-	if want := "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"; errText(a.Allocate(out, nil)) != want {
-		t.Errorf("node port out of range: %v", a.Allocate(out, nil))
+	if want := "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"; errText(alloc(a, out, nil)) != want {
+		t.Errorf("node port out of range: %v", alloc(a, out, nil))
 	}
 	// An update keeps the node ports it holds and allocates none again.
 	upd := s.DeepCopy()
-	if errs := a.Allocate(upd, s); len(errs) > 0 {
+	if errs := alloc(a, upd, s); len(errs) > 0 {
 		t.Errorf("update: %v", errs)
 	}
 	a.Release(s)
@@ -121,7 +121,7 @@ func TestRepair(t *testing.T) {
 		t.Fatal("repair did not mark the stored service's IP and node port")
 	}
 	leaked := service("leaked", corev1.ServiceTypeClusterIP, "10.96.0.30")
-	if errs := a.Allocate(leaked, nil); len(errs) > 0 {
+	if errs := alloc(a, leaked, nil); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	a.Repair([]*corev1.Service{kept}, clk.Now(), time.Minute)
@@ -165,7 +165,7 @@ func TestHealthCheckNodePort(t *testing.T) {
 	a := New(clocktesting.NewFakeClock(time.Now()))
 	lb := service("lb", corev1.ServiceTypeLoadBalancer, "")
 	lb.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-	if errs := a.Allocate(lb, nil); len(errs) > 0 {
+	if errs := alloc(a, lb, nil); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	hc := lb.Spec.HealthCheckNodePort
@@ -182,4 +182,13 @@ func TestHealthCheckNodePort(t *testing.T) {
 	if a.Allocated(strconv.Itoa(int(hc))) {
 		t.Errorf("health check node port %d still allocated", hc)
 	}
+}
+
+// alloc allocates for svc in a write that is then stored.
+func alloc(a *Allocators, svc, old *corev1.Service) field.ErrorList {
+	txn, errs := a.Begin(svc, old, false)
+	if len(errs) == 0 {
+		txn.Commit()
+	}
+	return errs
 }

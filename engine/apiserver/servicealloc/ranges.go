@@ -109,4 +109,9 @@ func (p *portRange) next() (int, error) {
 	return p.base + i, nil
 }
 
+func (p *portRange) has(port int) bool {
+	i := port - p.base
+	return i >= 0 && i < p.size && p.bits.has(i)
+}
+
 func (p *portRange) release(port int) { p.bits.release(port - p.base) }
