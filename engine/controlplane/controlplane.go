@@ -134,6 +134,9 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	}
 	rbac = append(rbac, authz.New(api.RBACLister()))
 	chain = admission.New(api.Store())
+	if err := api.Store().SetBegin("services", svcs.begin); err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
 	if err := api.Start(ctx); err != nil {
 		return err
 	}

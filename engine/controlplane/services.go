@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,9 +29,8 @@ const (
 // cluster IP and node port allocation in a transaction around each write,
 // release on delete.
 type services struct {
-	alloc  *servicealloc.Allocators
-	clock  clock.Clock
-	attach sync.Once
+	alloc *servicealloc.Allocators
+	clock clock.Clock
 }
 
 func newServices(clk clock.Clock) *services {
@@ -75,15 +73,8 @@ func (s *services) released(obj runtime.Object) {
 	}
 }
 
-// repair makes the allocators agree with the stored Services. Its first
-// call, when the control plane starts and before any client can write,
-// also installs begin as the services' Begin step in store.
+// repair makes the allocators agree with the stored Services.
 func (s *services) repair(ctx context.Context, store *apiserver.ObjectStore) error {
-	var err error
-	s.attach.Do(func() { err = store.SetBegin("services", s.begin) })
-	if err != nil {
-		return err
-	}
 	listedAt := s.clock.Now()
 	objs, err := store.List(ctx, "services", "")
 	if err != nil {
