@@ -32,6 +32,20 @@ type change struct {
 	cur  *cached // the object after the change (its last state for DELETED)
 	prev *cached // before the change; nil for ADDED
 	enc  encodeCache
+
+	// left is prev at the change's revision, what a watcher whose selection
+	// the change leaves gets as DELETED; made by the first such watcher.
+	left    runtime.Object
+	leftEnc encodeCache
+}
+
+// leaving makes ch.left once; the cacher's mutex, held by every caller of
+// watcher.send, orders the watchers that need it.
+func (ch *change) leaving() {
+	if ch.left == nil {
+		ch.left = ch.prev.obj.DeepCopyObject()
+		setRV(ch.left, ch.rv)
+	}
 }
 
 // cacher mirrors one resource's etcd prefix in memory through a single etcd

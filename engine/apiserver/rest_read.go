@@ -186,7 +186,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 				}
 				continue
 			}
-			raw, err := s.watchObject(f, acc, res, e.ch, &headersSent)
+			raw, err := s.watchObject(f, acc, res, e, &headersSent)
 			if err != nil {
 				return
 			}
@@ -208,14 +208,15 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, ns
 	}
 }
 
-// watchObject encodes a change's object, as a one-row Table when the
+// watchObject encodes a queued event's object, as a one-row Table when the
 // client watches with as=Table (kubectl get -w): as kube-apiserver does,
 // only the first event's table carries the column definitions.
-func (s *Server) watchObject(f *format, acc accepted, res *Resource, ch *change, headersSent *bool) ([]byte, error) {
+func (s *Server) watchObject(f *format, acc accepted, res *Resource, e queued, headersSent *bool) ([]byte, error) {
+	obj, enc := e.object()
 	if !acc.table {
-		return ch.enc.get(f, ch.cur.obj)
+		return enc.get(f, obj)
 	}
-	table, err := s.toTable(res, ch.cur.obj, acc.include)
+	table, err := s.toTable(res, obj, acc.include)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -44,9 +45,23 @@ func (p predicate) matches(e *cached) bool {
 // kube-apiserver does with slow watchers.
 const maxQueue = 100000
 
+// queued is one event a watcher has yet to send; a nil ch marks the end of
+// the initial events.
 type queued struct {
-	typ watch.EventType
-	ch  *change
+	typ  watch.EventType
+	ch   *change
+	left bool // the change took the object out of the selection
+}
+
+// object returns what q's event carries, and the cache of its encodings:
+// the object after the change or, as kube-apiserver sends it when the
+// change took the object out of the watcher's selection, the object before
+// the change at the change's resourceVersion.
+func (q queued) object() (runtime.Object, *encodeCache) {
+	if q.left {
+		return q.ch.left, &q.ch.leftEnc
+	}
+	return q.ch.cur.obj, &q.ch.enc
 }
 
 // watcher is one API watch served from a cacher.
@@ -76,6 +91,7 @@ func (w *watcher) send(ch *change) {
 	cur := ch.typ != watch.Deleted && w.pred.matches(ch.cur)
 	prev := ch.prev != nil && w.pred.matches(ch.prev)
 	var typ watch.EventType
+	left := false
 	switch {
 	case ch.typ == watch.Deleted && prev:
 		typ = watch.Deleted
@@ -84,7 +100,8 @@ func (w *watcher) send(ch *change) {
 	case cur:
 		typ = watch.Added
 	case prev:
-		typ = watch.Deleted
+		typ, left = watch.Deleted, true
+		ch.leaving()
 	default:
 		return
 	}
@@ -94,7 +111,7 @@ func (w *watcher) send(ch *change) {
 		w.stop(nil)
 		return
 	}
-	w.queue = append(w.queue, queued{typ: typ, ch: ch})
+	w.queue = append(w.queue, queued{typ: typ, ch: ch, left: left})
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:

@@ -59,9 +59,7 @@ func TestNodeNameWatchesSeeTheirPods(t *testing.T) {
 	for _, tc := range []struct{ sel, end, want string }{
 		{"spec.nodeName=node-a", "end-a", "[ADDED p node-a MODIFIED p node-a deleting DELETED p node-a deleting ADDED end-a node-a]"},
 		{"spec.nodeName=node-b", "end-b", "[ADDED end-b node-b]"},
-		// kube-apiserver's DELETED for a pod leaving a selection carries the
-		// pod as it was (no node); this cacher sends it as it is now.
-		{"spec.nodeName=", "end", "[ADDED p  DELETED p node-a ADDED end ]"},
+		{"spec.nodeName=", "end", "[ADDED p  DELETED p  ADDED end ]"},
 		{"", "end", "[ADDED p  MODIFIED p node-a MODIFIED p node-a deleting DELETED p node-a deleting " +
 			"ADDED end-a node-a ADDED end-b node-b ADDED end ]"},
 	} {

@@ -48,7 +48,7 @@ func TestWatchResumesFromWindow(t *testing.T) {
 		want     []seen
 	}{
 		{"", []seen{{"ADDED", "b", "web"}, {"MODIFIED", "a", "db"}, {"DELETED", "b", "web"}}},
-		{"tier=web", []seen{{"ADDED", "b", "web"}, {"DELETED", "a", "db"}, {"DELETED", "b", "web"}}},
+		{"tier=web", []seen{{"ADDED", "b", "web"}, {"DELETED", "a", "web"}, {"DELETED", "b", "web"}}},
 		{"tier=db", []seen{{"ADDED", "a", "db"}}},
 	} {
 		w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: from, LabelSelector: tc.selector})
