@@ -28,20 +28,8 @@ const benchWriters = 64
 // Puts of the same bytes, at the same concurrency (64 writers) and with
 // fsync on for both, in the same run. Run with -benchtime=1x.
 func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
-	env := enginetest.Start(b, enginetest.Options{Fsync: os.Getenv("BENCH_NOFSYNC") == "", NoRecording: true})
+	env, n, value := benchSetup(b)
 	ctx := context.Background()
-	n := 3000
-	if v, _ := strconv.Atoi(os.Getenv("BENCH_N")); v > 0 {
-		n = v
-	}
-	p := pod("template")
-	p.Namespace = "default"
-	var buf bytesBuffer
-	p.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
-	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(p, &buf); err != nil {
-		b.Fatal(err)
-	}
-	value := string(buf)
 	// Each writer is its own client with its own connection, as 64
 	// controllers or kubectls would be, speaking protobuf as kube components do.
 	clients := make([]kubernetes.Interface, benchWriters)
@@ -57,12 +45,7 @@ func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rawCPU := cpuTime()
-		raw := parallel(n, func(j int) error {
-			_, err := env.Etcd.Client.Put(ctx, fmt.Sprintf("/bench/raw/%d/%d", i, j), value)
-			return err
-		})
-		rawCPU = cpuTime() - rawCPU
+		raw, rawCPU := rawPuts(env, i, n, value)
 		apiCPU := cpuTime()
 		api := parallel(n, func(j int) error {
 			c := clients[j%benchWriters]
@@ -76,6 +59,35 @@ func BenchmarkPodCreateVsEtcdPut(b *testing.B) {
 		b.ReportMetric(float64(n)/api.Seconds(), "api-creates/s")
 		b.ReportMetric(raw.Seconds()/api.Seconds(), "ratio")
 	}
+}
+
+// benchSetup starts a control plane for a create-vs-Put benchmark (fsync on
+// unless BENCH_NOFSYNC is set) and returns it, the number of writes per phase
+// (BENCH_N, default 3,000) and a pod's protobuf bytes, the raw Puts' value.
+func benchSetup(b *testing.B) (*enginetest.Env, int, string) {
+	env := enginetest.Start(b, enginetest.Options{Fsync: os.Getenv("BENCH_NOFSYNC") == "", NoRecording: true})
+	n := 3000
+	if v, _ := strconv.Atoi(os.Getenv("BENCH_N")); v > 0 {
+		n = v
+	}
+	p := pod("template")
+	p.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	var buf bytesBuffer
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(p, &buf); err != nil {
+		b.Fatal(err)
+	}
+	return env, n, string(buf)
+}
+
+// rawPuts puts value under n keys of round i with benchWriters writers and
+// returns the wall and CPU time it took.
+func rawPuts(env *enginetest.Env, i, n int, value string) (wall, cpu time.Duration) {
+	cpu = cpuTime()
+	wall = parallel(n, func(j int) error {
+		_, err := env.Etcd.Client.Put(context.Background(), fmt.Sprintf("/bench/raw/%d/%d", i, j), value)
+		return err
+	})
+	return wall, cpuTime() - cpu
 }
 
 // cpuTime returns the CPU time (user and system) this process has used.

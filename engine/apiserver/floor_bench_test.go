@@ -8,18 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-
-	"github.com/podtrace/podtrace/engine/enginetest"
 )
 
 // BenchmarkHTTPSFloorVsEtcdPut measures the floor under
@@ -30,19 +23,9 @@ import (
 // Its ratio is what the create ratio could reach if the API server's own
 // work and its etcd write cost nothing. Run with -benchtime=1x.
 func BenchmarkHTTPSFloorVsEtcdPut(b *testing.B) {
-	env := enginetest.Start(b, enginetest.Options{Fsync: os.Getenv("BENCH_NOFSYNC") == "", NoRecording: true})
+	env, n, value := benchSetup(b)
 	ctx := context.Background()
-	n := 3000
-	if v, _ := strconv.Atoi(os.Getenv("BENCH_N")); v > 0 {
-		n = v
-	}
-	p := pod("template")
-	p.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
-	var buf bytesBuffer
-	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(p, &buf); err != nil {
-		b.Fatal(err)
-	}
-	answer := []byte(buf)
+	answer := []byte(value)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
@@ -66,12 +49,7 @@ func BenchmarkHTTPSFloorVsEtcdPut(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rawCPU := cpuTime()
-		raw := parallel(n, func(j int) error {
-			_, err := env.Etcd.Client.Put(ctx, fmt.Sprintf("/bench/raw/%d/%d", i, j), string(answer))
-			return err
-		})
-		rawCPU = cpuTime() - rawCPU
+		raw, rawCPU := rawPuts(env, i, n, value)
 		floorCPU := cpuTime()
 		floor := parallel(n, func(j int) error {
 			_, err := clients[j%benchWriters].CoreV1().Pods("default").Create(ctx, pod(fmt.Sprintf("bench-%d-%d", i, j)), metav1.CreateOptions{})
