@@ -59,6 +59,22 @@ type cluster struct {
 	events []stages.Event
 }
 
+// eachKubectl starts a cluster and runs test once per kubectl release, each
+// in a subtest of its own with that release's kubectl and a suffix ("133"
+// for 1.33) that keeps the release's objects apart. It skips in -short mode.
+func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	c := startCluster(t)
+	for _, v := range versions {
+		t.Run("kubectl-"+v, func(t *testing.T) {
+			test(t, c, c.kubectl(t, v), strings.ReplaceAll(v, ".", ""))
+		})
+	}
+}
+
 // startCluster starts the whole engine (etcd, API server, controllers,
 // scheduler, 3 kubelets) on the real clock, as `podtrace serve` does.
 func startCluster(t *testing.T) *cluster {

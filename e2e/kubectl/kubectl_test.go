@@ -34,41 +34,33 @@ spec:
 // TestKubectl runs every case of issue 6 with each kubectl release against
 // one cluster; each release works on its own objects (web-133, web-127, ...).
 func TestKubectl(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	c := startCluster(t)
-	for _, v := range versions {
-		t.Run("kubectl-"+v, func(t *testing.T) {
-			k := c.kubectl(t, v)
-			suffix := strings.ReplaceAll(v, ".", "")
-			web := "web-" + suffix
-			// Every step but describe creates what later steps use.
-			steps := []struct {
-				name string
-				run  func(t *testing.T)
-			}{
-				{"version", func(t *testing.T) { testVersion(t, k) }},
-				{"api-resources", func(t *testing.T) { testAPIResources(t, k) }},
-				{"explain", func(t *testing.T) { testExplain(t, k) }},
-				{"apply create", func(t *testing.T) { testApplyCreate(t, c, k, web) }},
-				{"get", func(t *testing.T) { testGet(t, k, web) }},
-				{"get -w and scale", func(t *testing.T) { testWatchScale(t, c, k, web) }},
-				{"apply update", func(t *testing.T) { testApplyUpdate(t, c, k, web) }},
-				{"create deployment", func(t *testing.T) { testCreateDeployment(t, k, "cd-"+suffix) }},
-				{"run, logs, logs -f", func(t *testing.T) { testRunLogs(t, c, k, "ticker-"+suffix) }},
-				{"describe", func(t *testing.T) { testDescribe(t, k, web, "ticker-"+suffix) }},
-				{"auth can-i and 403", func(t *testing.T) { testAuth(t, c, k, "denied-"+suffix) }},
-				{"field validation", func(t *testing.T) { testFieldValidation(t, k, "bad-"+suffix) }},
-				{"delete --wait", func(t *testing.T) { testDelete(t, k, web, "ticker-"+suffix, "cd-"+suffix) }},
+	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+		web := "web-" + suffix
+		// Every step but describe creates what later steps use.
+		steps := []struct {
+			name string
+			run  func(t *testing.T)
+		}{
+			{"version", func(t *testing.T) { testVersion(t, k) }},
+			{"api-resources", func(t *testing.T) { testAPIResources(t, k) }},
+			{"explain", func(t *testing.T) { testExplain(t, k) }},
+			{"apply create", func(t *testing.T) { testApplyCreate(t, c, k, web) }},
+			{"get", func(t *testing.T) { testGet(t, k, web) }},
+			{"get -w and scale", func(t *testing.T) { testWatchScale(t, c, k, web) }},
+			{"apply update", func(t *testing.T) { testApplyUpdate(t, c, k, web) }},
+			{"create deployment", func(t *testing.T) { testCreateDeployment(t, k, "cd-"+suffix) }},
+			{"run, logs, logs -f", func(t *testing.T) { testRunLogs(t, c, k, "ticker-"+suffix) }},
+			{"describe", func(t *testing.T) { testDescribe(t, k, web, "ticker-"+suffix) }},
+			{"auth can-i and 403", func(t *testing.T) { testAuth(t, c, k, "denied-"+suffix) }},
+			{"field validation", func(t *testing.T) { testFieldValidation(t, k, "bad-"+suffix) }},
+			{"delete --wait", func(t *testing.T) { testDelete(t, k, web, "ticker-"+suffix, "cd-"+suffix) }},
+		}
+		for _, s := range steps {
+			if !t.Run(s.name, s.run) && s.name != "describe" {
+				t.Fatalf("step %q failed; later steps depend on it", s.name)
 			}
-			for _, s := range steps {
-				if !t.Run(s.name, s.run) && s.name != "describe" {
-					t.Fatalf("step %q failed; later steps depend on it", s.name)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func testVersion(t *testing.T, k *kubectl) {

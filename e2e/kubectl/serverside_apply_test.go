@@ -11,17 +11,10 @@ import (
 // taking .spec.replicas conflicts until --force-conflicts, and
 // --show-managed-fields shows who owns what.
 func TestServerSideApply(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	c := startCluster(t)
-	for _, v := range versions {
-		t.Run("kubectl-"+v, func(t *testing.T) {
-			k, suffix := c.kubectl(t, v), strings.ReplaceAll(v, ".", "")
-			testServerSideApply(t, k, "ssa-"+suffix)
-			testClientToServerSideApply(t, k, "csa-"+suffix)
-		})
-	}
+	eachKubectl(t, func(t *testing.T, _ *cluster, k *kubectl, suffix string) {
+		testServerSideApply(t, k, "ssa-"+suffix)
+		testClientToServerSideApply(t, k, "csa-"+suffix)
+	})
 }
 
 func testServerSideApply(t *testing.T, k *kubectl, name string) {

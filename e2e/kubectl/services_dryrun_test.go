@@ -10,19 +10,11 @@ import (
 // them: a server-side dry run takes nothing, a type change to ClusterIP
 // gives the node port back at once, and so does a delete.
 func TestServiceAllocationsKubectl(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	c := startCluster(t)
-	for _, v := range versions {
-		t.Run("kubectl-"+v, func(t *testing.T) {
-			k := c.kubectl(t, v)
-			suffix := strings.ReplaceAll(v, ".", "")
-			// 1.33 → 30433 and 10.96.33.33, 1.27 → 30427 and 10.96.27.27
-			minor := v[strings.Index(v, ".")+1:]
-			testServiceDryRunAndRelease(t, k, suffix, "304"+minor, "10.96."+minor+"."+minor)
-		})
-	}
+	eachKubectl(t, func(t *testing.T, _ *cluster, k *kubectl, suffix string) {
+		// 1.33 → 30433 and 10.96.33.33, 1.27 → 30427 and 10.96.27.27
+		minor := suffix[1:]
+		testServiceDryRunAndRelease(t, k, suffix, "304"+minor, "10.96."+minor+"."+minor)
+	})
 }
 
 func testServiceDryRunAndRelease(t *testing.T, k *kubectl, suffix, nodePort, ip string) {

@@ -28,17 +28,9 @@ spec:
 // for the endpoints of the Ready pods, and checks that a deleted Service's
 // cluster IP can be taken again.
 func TestServices(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	c := startCluster(t)
-	for _, v := range versions {
-		t.Run("kubectl-"+v, func(t *testing.T) {
-			k := c.kubectl(t, v)
-			suffix := strings.ReplaceAll(v, ".", "")
-			testServiceLifecycle(t, k, "svc-"+suffix, "exp-"+suffix)
-		})
-	}
+	eachKubectl(t, func(t *testing.T, _ *cluster, k *kubectl, suffix string) {
+		testServiceLifecycle(t, k, "svc-"+suffix, "exp-"+suffix)
+	})
 }
 
 func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
