@@ -41,6 +41,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rt *reque
 		writeError(w, acc.format, notFound(info))
 		return
 	}
+	if info.subresource == "exec" && res.GVR.Group == "" && res.GVR.Resource == "pods" && info.name != "" {
+		s.podExec(w, r, res, rt) // a connect subresource, not in res.Subresources (discovery)
+		return
+	}
 	if info.subresource != "" && !res.HasSubresource(info.subresource) {
 		writeError(w, acc.format, notFound(info))
 		return

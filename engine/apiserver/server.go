@@ -53,6 +53,9 @@ type Config struct {
 	Bootstrap []runtime.Object
 	// PodLogs serves pods/log; nil answers that logs are unavailable.
 	PodLogs PodLogFunc
+	// PodExec reaches a node's runtime for pods/exec; nil answers as a
+	// runtime without Exec does.
+	PodExec PodExecFunc
 	// Released is told when an admitted object is no longer, or never got,
 	// into etcd: deleted, or its write failed (ResourceQuota gives its usage back).
 	Released func(ctx context.Context, res *Resource, obj runtime.Object)

@@ -50,6 +50,8 @@ type Config struct {
 	Users []authn.User
 	// PodLogs serves pods/log.
 	PodLogs apiserver.PodLogFunc
+	// PodExec serves pods/exec.
+	PodExec apiserver.PodExecFunc
 }
 
 // ControlPlane is a running etcd and API server.
@@ -124,6 +126,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		Tracer:    cfg.Tracer,
 		Bootstrap: append(bootstrapObjects(), kubernetesService(cfg.Address)),
 		PodLogs:   cfg.PodLogs,
+		PodExec:   cfg.PodExec,
 		Released: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
 			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
 			svcs.released(obj)                                     // cluster IP and node ports given back

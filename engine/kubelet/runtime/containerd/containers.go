@@ -290,25 +290,13 @@ func (r *Runtime) ContainerLogs(_ context.Context, id string) ([]runtime.LogLine
 // process settings) and returns its output and exit code.
 func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error) {
 	ctx = r.ctx(ctx)
-	c, err := r.container(id)
+	task, pspec, err := r.execSpec(ctx, id, cmd, false)
 	if err != nil {
 		return runtime.ExecResult{}, err
 	}
-	c.mu.Lock()
-	task, state := c.task, c.status.State
-	c.mu.Unlock()
-	if task == nil {
-		return runtime.ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", state)
-	}
-	spec, err := c.ctr.Spec(ctx)
-	if err != nil {
-		return runtime.ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to load container spec: %w", err)
-	}
-	pspec := *spec.Process
-	pspec.Args, pspec.Terminal = cmd, false
 	var stdout, stderr syncBuffer
 	execID := "exec-" + newID()[:16]
-	p, err := task.Exec(ctx, execID, &pspec, cio.NewCreator(cio.WithStreams(nil, &stdout, &stderr), cio.WithFIFODir(filepath.Join(r.cfg.Dir, "fifo"))))
+	p, err := task.Exec(ctx, execID, pspec, cio.NewCreator(cio.WithStreams(nil, &stdout, &stderr), cio.WithFIFODir(filepath.Join(r.cfg.Dir, "fifo"))))
 	if err != nil {
 		return runtime.ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: %w", err)
 	}

@@ -1,0 +1,94 @@
+package containerd_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
+	utilexec "k8s.io/utils/exec"
+)
+
+// TestExecRunsInTheContainer runs pods/exec through client-go's executors,
+// as kubectl 1.33 (websocket first, SPDY on an upgrade failure) and kubectl
+// 1.27 (SPDY) do: the command runs in the real container, stdin reaches it,
+// a terminal is one, and a non-zero exit code comes back.
+func TestExecRunsInTheContainer(t *testing.T) {
+	c := startCluster(t, 1)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "exec", Labels: map[string]string{"app": "exec"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sh", Image: "podtrace.dev/busybox:1.35",
+			Command: []string{"sleep", "3600"}}}}}
+	if _, err := c.AdminClient().CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitPods(t, "app=exec", 2*time.Minute, "the pod Ready", func(p []corev1.Pod) bool { return len(p) == 1 && ready(p[0]) })
+	for _, tc := range []struct {
+		name, stdin, want string
+		cmd               []string
+		code              int
+		tty               bool
+	}{
+		{name: "echo", cmd: []string{"echo", "hi"}, want: "hi\n"},
+		{name: "stdin", cmd: []string{"cat"}, stdin: "from stdin\n", want: "from stdin\n"},
+		{name: "tty", cmd: []string{"sh", "-c", "test -t 1 && echo tty"}, want: "tty\r\n", tty: true},
+		{name: "exit code", cmd: []string{"sh", "-c", "echo out; exit 3"}, want: "out\n", code: 3},
+	} {
+		for _, proto := range []string{"websocket-fallback", "spdy"} {
+			t.Run(tc.name+"/"+proto, func(t *testing.T) {
+				out, err := c.exec(t, proto, tc.cmd, tc.stdin, tc.tty)
+				if out != tc.want {
+					t.Errorf("stdout %q, want %q (err %v)", out, tc.want, err)
+				}
+				code := 0
+				if ee, ok := err.(utilexec.ExitError); ok {
+					code = ee.ExitStatus()
+				} else if err != nil {
+					t.Fatalf("exec: %v", err)
+				}
+				if code != tc.code {
+					t.Errorf("exit code %d, want %d", code, tc.code)
+				}
+			})
+		}
+	}
+}
+
+// exec runs cmd in pod exec's container with client-go's executor for proto.
+func (c *cluster) exec(t *testing.T, proto string, cmd []string, stdin string, tty bool) (string, error) {
+	t.Helper()
+	req := c.AdminClient().CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("exec").SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Command: cmd, Stdin: stdin != "", Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+	cfg := c.AdminRestConfig()
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", req.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := spdy
+	if proto == "websocket-fallback" {
+		ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex, err = remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	opts := remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut, Tty: tty}
+	if tty {
+		opts.Stderr = nil
+	}
+	if stdin != "" {
+		opts.Stdin = strings.NewReader(stdin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = ex.StreamWithContext(ctx, opts)
+	return out.String(), err
+}

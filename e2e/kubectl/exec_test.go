@@ -1,0 +1,35 @@
+package kubectle2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExec runs kubectl exec against the simulated runtime: the pod, its
+// container and the user's rights are checked as kube-apiserver does, then
+// the kubelet's answer is the CRI's Unimplemented (the simulated runtime
+// runs no processes), whether kubectl speaks websocket (falling back) or SPDY.
+func TestExec(t *testing.T) {
+	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+		name := "exec-" + suffix
+		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"exec", name, "--", "echo", "hi"},
+				"error: Internal error occurred: error executing command in container: rpc error: code = Unimplemented desc = method Exec not implemented"},
+			{[]string{"exec", "-i", name, "-c", "nope", "--", "cat"},
+				"Error from server (BadRequest): container nope is not valid for pod " + name},
+			{[]string{"exec", "missing-" + suffix, "--", "echo", "hi"},
+				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
+			{[]string{"--context", "podtrace-viewer", "exec", name, "--", "echo", "hi"},
+				`Error from server (Forbidden): pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/exec" in API group "" in the namespace "default"`},
+		} {
+			if got := k.fails(tc.args...); !strings.Contains(got, tc.want) {
+				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)
+			}
+		}
+	})
+}

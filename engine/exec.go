@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+
+	"github.com/podtrace/podtrace/engine/apiserver"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+)
+
+// podExec serves pods/exec from the runtime of the pod's node, as the
+// kubelet's GetExec does: the container must be running ("container not
+// found"); a runtime without Exec (the simulated one) answers in the stream
+// with gRPC's Unimplemented, as a CRI runtime without Exec would.
+func (e *Engine) podExec(ctx context.Context, pod *corev1.Pod, container string) (apiserver.ContainerExecFunc, error) {
+	k := e.Kubelet(pod.Spec.NodeName)
+	if k == nil {
+		return nil, fmt.Errorf("pod does not exist")
+	}
+	id := containerID(pod, container)
+	if id == "" {
+		return nil, fmt.Errorf("container not found (%q)", container)
+	}
+	st, err := k.Runtime().ContainerStatus(ctx, id)
+	if err != nil || st.State != runtime.StateRunning {
+		return nil, fmt.Errorf("container not found (%q)", container)
+	}
+	ex, ok := k.Runtime().(runtime.Execer)
+	if !ok {
+		return apiserver.UnimplementedExec, nil
+	}
+	return func(ctx context.Context, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan remotecommand.TerminalSize) (int, error) {
+		return ex.Exec(ctx, id, cmd, runtime.ExecStreams{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: runtimeResize(ctx, resize)})
+	}, nil
+}
+
+// runtimeResize relays resize events to the runtime's type until in closes.
+func runtimeResize(ctx context.Context, in <-chan remotecommand.TerminalSize) <-chan runtime.TerminalSize {
+	if in == nil {
+		return nil
+	}
+	out := make(chan runtime.TerminalSize)
+	go func() {
+		defer close(out)
+		for size := range in {
+			select {
+			case out <- runtime.TerminalSize{Width: size.Width, Height: size.Height}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
