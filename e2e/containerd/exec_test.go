@@ -3,6 +3,7 @@ package containerd_test
 import (
 	"bytes"
 	"context"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func TestExecRunsInTheContainer(t *testing.T) {
 		{name: "stdin", cmd: []string{"cat"}, stdin: "from stdin\n", want: "from stdin\n"},
 		{name: "tty", cmd: []string{"sh", "-c", "test -t 1 && echo tty"}, want: "tty\r\n", tty: true},
 		{name: "exit code", cmd: []string{"sh", "-c", "echo out; exit 3"}, want: "out\n", code: 3},
+		// The command ends while the client still sends input.
+		{name: "exit before stdin ends", cmd: []string{"head", "-n1"}, stdin: strings.Repeat("y\n", 1<<20), want: "y\n"},
 	} {
 		for _, proto := range []string{"websocket-fallback", "spdy"} {
 			t.Run(tc.name+"/"+proto, func(t *testing.T) {
@@ -57,6 +60,27 @@ func TestExecRunsInTheContainer(t *testing.T) {
 			})
 		}
 	}
+	// No exec is left feeding the stdin of a process that is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for stuck := goroutinesIn("containerd.copyStdin"); stuck > 0; stuck = goroutinesIn("containerd.copyStdin") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines still copying stdin to ended execs", stuck)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// goroutinesIn counts this process's goroutines with fn on their stack.
+func goroutinesIn(fn string) int {
+	var buf bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+	n := 0
+	for _, g := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(g, fn) {
+			n++
+		}
+	}
+	return n
 }
 
 // exec runs cmd in pod exec's container with client-go's executor for proto.

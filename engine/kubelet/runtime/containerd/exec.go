@@ -40,6 +40,11 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, s runtime.E
 		return 0, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: %w", err)
 	}
 	defer func() { _, _ = p.Delete(context.WithoutCancel(ctx), client.WithProcessKill) }()
+	if stdin != nil {
+		// Once the process is gone nobody reads the pipe: a client still
+		// sending input must not block copyStdin for ever.
+		defer stdin.CloseWithError(io.ErrClosedPipe)
+	}
 	ch, err := p.Wait(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: %w", err)
@@ -59,7 +64,7 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, s runtime.E
 		if err != nil {
 			return 0, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: %w", err)
 		}
-		p.IO().Wait() // output fully copied
+		waitIO(ctx, p.IO()) // output fully copied
 		return int(code), nil
 	case <-ctx.Done():
 		_ = p.Kill(context.WithoutCancel(ctx), syscall.SIGKILL)
@@ -95,6 +100,19 @@ func copyStdin(ctx context.Context, p client.Process, w *io.PipeWriter, in io.Re
 	_, _ = io.Copy(w, in)
 	_ = w.Close()
 	_ = p.CloseIO(context.WithoutCancel(ctx), client.WithStdinCloser)
+}
+
+// waitIO waits until the process's output is copied, or ctx is done.
+func waitIO(ctx context.Context, pio cio.IO) {
+	done := make(chan struct{})
+	go func() {
+		pio.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // forwardResize applies terminal resizes until the channel closes.
