@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Resource describes one REST resource the server serves: its URL and
@@ -40,12 +39,14 @@ type Resource struct {
 	Begin BeginFunc
 }
 
-// BeginFunc is a resource's step between validation and the etcd write, as
-// kube-apiserver's BeginCreate and BeginUpdate: it may fill in obj (old is
-// nil on a create) and hold what obj needs (a Service's cluster IP and node
-// ports) in the Transaction it returns; with dryRun it checks and fills in
-// but holds nothing.
-type BeginFunc func(obj, old runtime.Object, dryRun bool) (Transaction, field.ErrorList)
+// BeginFunc is a resource's step before the etcd write, as kube-apiserver's
+// BeginCreate and BeginUpdate: it may fill in obj (old is nil on a create)
+// and hold what obj needs (a Service's cluster IP and node ports) in the
+// Transaction it returns; with dryRun it checks and fills in but holds
+// nothing. Its error is the API's answer (an Invalid or an InternalError).
+// Upstream runs it between mutating admission and validation; here it runs
+// after validation, so an invalid object holds nothing.
+type BeginFunc func(obj, old runtime.Object, dryRun bool) (Transaction, error)
 
 // Transaction is what a BeginFunc holds for one write. The write path ends
 // it exactly once: Commit after the object is stored (or the dry run
@@ -62,7 +63,7 @@ func (noTransaction) Commit() {}
 func (noTransaction) Revert() {}
 
 // begin runs res's Begin step, if any.
-func (r *Resource) begin(obj, old runtime.Object, dryRun bool) (Transaction, field.ErrorList) {
+func (r *Resource) begin(obj, old runtime.Object, dryRun bool) (Transaction, error) {
 	if r.Begin == nil {
 		return noTransaction{}, nil
 	}

@@ -135,18 +135,20 @@ func (s *Server) admitAndValidate(ctx context.Context, rt *requestTrace, op stri
 			return nil, err
 		}
 	}
-	var errs field.ErrorList
 	if s.cfg.Validate != nil {
-		errs = s.cfg.Validate(obj, old)
+		if errs := s.cfg.Validate(obj, old); len(errs) > 0 {
+			err := apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
+			rt.endPlugin(admStart, err, "validation")
+			return nil, err
+		}
 	}
-	var txn Transaction
-	if len(errs) == 0 {
-		txn, errs = res.begin(obj, old, dryRun)
-	}
-	if len(errs) > 0 {
-		err := apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
-		rt.endPlugin(admStart, err, "validation")
-		return nil, err
+	txn := Transaction(noTransaction{})
+	if sub == "" { // as upstream's status and scale stores, subresources begin nothing
+		var err error
+		if txn, err = res.begin(obj, old, dryRun); err != nil {
+			rt.endPlugin(admStart, err, "validation")
+			return nil, err
+		}
 	}
 	rt.endPlugin(admStart, nil, "")
 	return txn, nil

@@ -2,11 +2,13 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -55,13 +57,21 @@ func (s *services) validate(obj, old runtime.Object) field.ErrorList {
 // begin is the services' Begin step (upstream's beginCreate and
 // beginUpdate): it allocates what the Service needs in a transaction the
 // write path commits or reverts.
-func (s *services) begin(obj, old runtime.Object, dryRun bool) (apiserver.Transaction, field.ErrorList) {
+func (s *services) begin(obj, old runtime.Object, dryRun bool) (apiserver.Transaction, error) {
+	svc := obj.(*corev1.Service)
 	oldSvc, _ := old.(*corev1.Service)
-	txn, errs := s.alloc.Begin(obj.(*corev1.Service), oldSvc, dryRun)
-	if len(errs) > 0 {
-		return nil, errs
+	txn, errs := s.alloc.Begin(svc, oldSvc, dryRun)
+	if len(errs) == 0 {
+		return txn, nil
 	}
-	return txn, nil
+	// Upstream answers a full range or an unparsable stored IP as an
+	// internal error (500), a refused requested value as Invalid (422).
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeInternal {
+			return nil, apierrors.NewInternalError(errors.New(e.Detail))
+		}
+	}
+	return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs)
 }
 
 // released gives back a deleted Service's IP and ports. A Service that was

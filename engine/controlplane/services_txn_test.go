@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -157,6 +158,31 @@ func TestServiceAllocationTransactions(t *testing.T) {
 			t.Errorf("dry-run update answer: %+v", got.Spec.Ports)
 		}
 		s.create(svc("takes-30111", corev1.ServiceTypeNodePort, "", 30111))
+	})
+
+	t.Run("a full node port range is an internal error", func(t *testing.T) {
+		s := services{t, s.api}
+		var err error
+		var created []string
+		for i := 0; err == nil && i < 4; i++ { // 3 × 1,000 ports exceed the 2,768 node ports
+			many := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("many-%d", i)},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "many"}}}
+			for p := range 1000 {
+				many.Spec.Ports = append(many.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", p), Port: int32(1000 + p)})
+			}
+			if _, err = s.api.Create(context.Background(), many, metav1.CreateOptions{}); err == nil {
+				created = append(created, many.Name)
+			}
+		}
+		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "Internal error occurred: failed to allocate a nodePort: range is full") {
+			t.Fatalf("creating past the node port range: %v, want upstream's 500", err)
+		}
+		// The failed create gave back the ports it had taken before the
+		// range ran out: they serve the next Service's two node ports.
+		s.create(svc("after-full", corev1.ServiceTypeNodePort, "", 0, 0))
+		for _, name := range created {
+			s.delete(name)
+		}
 	})
 
 	t.Run("delete releases at once", func(t *testing.T) {
