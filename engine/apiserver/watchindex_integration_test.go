@@ -56,6 +56,7 @@ func TestNodeNameWatchesSeeTheirPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	bindRV := map[string]string{} // each watch's second event's resourceVersion
 	for _, tc := range []struct{ sel, end, want string }{
 		{"spec.nodeName=node-a", "end-a", "[ADDED p node-a MODIFIED p node-a deleting DELETED p node-a deleting ADDED end-a node-a]"},
 		{"spec.nodeName=node-b", "end-b", "[ADDED end-b node-b]"},
@@ -63,16 +64,26 @@ func TestNodeNameWatchesSeeTheirPods(t *testing.T) {
 		{"", "end", "[ADDED p  MODIFIED p node-a MODIFIED p node-a deleting DELETED p node-a deleting " +
 			"ADDED end-a node-a ADDED end-b node-b ADDED end ]"},
 	} {
-		if got := watchUntil(t, watches[tc.sel], tc.end); got != tc.want {
+		got, rvs := watchUntil(t, watches[tc.sel], tc.end)
+		if got != tc.want {
 			t.Errorf("%q saw %s\n want %s", tc.sel, got, tc.want)
 		}
+		if len(rvs) > 1 {
+			bindRV[tc.sel] = rvs[1]
+		}
+	}
+	// The pod leaving the unscheduled selection is the bind's change: its
+	// DELETED carries the pod before the bind at the bind's resourceVersion.
+	if bindRV["spec.nodeName="] != bindRV[""] {
+		t.Errorf("DELETED on leaving at resourceVersion %s, the bind's is %s", bindRV["spec.nodeName="], bindRV[""])
 	}
 }
 
-// watchUntil describes a watch's events up to the one of pod end.
-func watchUntil(t *testing.T, w watch.Interface, end string) string {
+// watchUntil describes a watch's events up to the one of pod end, and
+// returns their objects' resourceVersions.
+func watchUntil(t *testing.T, w watch.Interface, end string) (string, []string) {
 	t.Helper()
-	var seen []string
+	var seen, rvs []string
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
@@ -85,8 +96,9 @@ func watchUntil(t *testing.T, w watch.Interface, end string) string {
 			if p.DeletionTimestamp != nil {
 				s += " deleting"
 			}
+			rvs = append(rvs, p.ResourceVersion)
 			if seen = append(seen, s); p.Name == end {
-				return fmt.Sprint(seen)
+				return fmt.Sprint(seen), rvs
 			}
 		case <-timeout:
 			t.Fatalf("saw %v, then nothing", seen)
