@@ -17,25 +17,36 @@ import (
 // found"); a runtime without Exec (the simulated one) answers in the stream
 // with gRPC's Unimplemented, as a CRI runtime without Exec would.
 func (e *Engine) podExec(ctx context.Context, pod *corev1.Pod, container string) (apiserver.ContainerExecFunc, error) {
-	k := e.Kubelet(pod.Spec.NodeName)
-	if k == nil {
-		return nil, fmt.Errorf("pod does not exist")
+	rt, err := e.podRuntime(pod)
+	if err != nil {
+		return nil, err
 	}
 	id := containerID(pod, container)
 	if id == "" {
 		return nil, fmt.Errorf("container not found (%q)", container)
 	}
-	st, err := k.Runtime().ContainerStatus(ctx, id)
+	st, err := rt.ContainerStatus(ctx, id)
 	if err != nil || st.State != runtime.StateRunning {
 		return nil, fmt.Errorf("container not found (%q)", container)
 	}
-	ex, ok := k.Runtime().(runtime.Execer)
+	ex, ok := rt.(runtime.Execer)
 	if !ok {
 		return apiserver.UnimplementedExec, nil
 	}
 	return func(ctx context.Context, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan remotecommand.TerminalSize) (int, error) {
 		return ex.Exec(ctx, id, cmd, runtime.ExecStreams{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: runtimeResize(ctx, resize)})
 	}, nil
+}
+
+// podRuntime is the runtime of the kubelet of the pod's node, for the
+// kubelet's streaming handlers (exec, port-forward); no kubelet answers as
+// the kubelet does for a pod it does not have.
+func (e *Engine) podRuntime(pod *corev1.Pod) (runtime.Runtime, error) {
+	k := e.Kubelet(pod.Spec.NodeName)
+	if k == nil {
+		return nil, fmt.Errorf("pod does not exist")
+	}
+	return k.Runtime(), nil
 }
 
 // runtimeResize relays resize events to the runtime's type until in closes.

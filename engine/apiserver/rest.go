@@ -45,6 +45,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rt *reque
 		s.podExec(w, r, res, rt) // a connect subresource, not in res.Subresources (discovery)
 		return
 	}
+	if info.subresource == "portforward" && res.GVR.Group == "" && res.GVR.Resource == "pods" && info.name != "" {
+		s.podPortForward(w, r, res, rt) // a connect subresource, like exec
+		return
+	}
 	if info.subresource != "" && !res.HasSubresource(info.subresource) {
 		writeError(w, acc.format, notFound(info))
 		return

@@ -56,6 +56,9 @@ type Config struct {
 	// PodExec reaches a node's runtime for pods/exec; nil answers as a
 	// runtime without Exec does.
 	PodExec PodExecFunc
+	// PodPortForward reaches a node's runtime for pods/portforward; nil
+	// answers as a runtime without PortForward does.
+	PodPortForward PodPortForwardFunc
 	// Released is told when an admitted object is no longer, or never got,
 	// into etcd: deleted, or its write failed (ResourceQuota gives its usage back).
 	Released func(ctx context.Context, res *Resource, obj runtime.Object)

@@ -52,6 +52,8 @@ type Config struct {
 	PodLogs apiserver.PodLogFunc
 	// PodExec serves pods/exec.
 	PodExec apiserver.PodExecFunc
+	// PodPortForward serves pods/portforward.
+	PodPortForward apiserver.PodPortForwardFunc
 }
 
 // ControlPlane is a running etcd and API server.
@@ -120,13 +122,14 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		Admit: func(ctx context.Context, r *apiserver.AdmissionRequest) error {
 			return admit(ctx, chain, r)
 		},
-		Default:   defaults.Default,
-		Validate:  svcs.validate,
-		Clock:     cfg.Clock,
-		Tracer:    cfg.Tracer,
-		Bootstrap: append(bootstrapObjects(), kubernetesService(cfg.Address)),
-		PodLogs:   cfg.PodLogs,
-		PodExec:   cfg.PodExec,
+		Default:        defaults.Default,
+		Validate:       svcs.validate,
+		Clock:          cfg.Clock,
+		Tracer:         cfg.Tracer,
+		Bootstrap:      append(bootstrapObjects(), kubernetesService(cfg.Address)),
+		PodLogs:        cfg.PodLogs,
+		PodExec:        cfg.PodExec,
+		PodPortForward: cfg.PodPortForward,
 		Released: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
 			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
 			svcs.released(obj)                                     // cluster IP and node ports given back
