@@ -111,10 +111,7 @@ func (s *Server) authorizeExecCreate(ctx context.Context, rt *requestTrace) erro
 	if info.verb == "create" {
 		return nil
 	}
-	attrs := authz.Attributes{User: *rt.user, Verb: "create", ResourceRequest: true, APIGroup: info.apiGroup,
-		APIVersion: info.apiVersion, Resource: info.resource, Subresource: info.subresource,
-		Namespace: info.namespace, Name: info.name, Path: info.path}
-	decision, reason, err := s.cfg.Authorizer.Authorize(ctx, attrs)
+	decision, reason, err := s.cfg.Authorizer.Authorize(ctx, info.attributes(*rt.user, "create"))
 	if err != nil {
 		return err
 	}

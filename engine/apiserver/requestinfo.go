@@ -3,6 +3,9 @@ package apiserver
 import (
 	"net/http"
 	"strings"
+
+	"github.com/podtrace/podtrace/engine/apiserver/authn"
+	"github.com/podtrace/podtrace/engine/apiserver/authz"
 )
 
 // requestInfo is what a request's method and path say it wants, parsed the
@@ -92,4 +95,12 @@ func splitPath(p string) []string {
 		return []string{}
 	}
 	return strings.Split(p, "/")
+}
+
+// attributes is what the authorizer is asked about the request, for user
+// and verb (a connect request is also checked for create, as upstream does).
+func (info requestInfo) attributes(user authn.User, verb string) authz.Attributes {
+	return authz.Attributes{User: user, Verb: verb, ResourceRequest: info.resourceRequest,
+		APIGroup: info.apiGroup, APIVersion: info.apiVersion, Resource: info.resource,
+		Subresource: info.subresource, Namespace: info.namespace, Name: info.name, Path: info.path}
 }

@@ -216,9 +216,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.end(authnSpan, stages.Authn, nil)
 
 	authzSpan := rt.begin()
-	attrs := authz.Attributes{User: *user, Verb: info.verb, ResourceRequest: info.resourceRequest,
-		APIGroup: info.apiGroup, APIVersion: info.apiVersion, Resource: info.resource,
-		Subresource: info.subresource, Namespace: info.namespace, Name: info.name, Path: info.path}
+	attrs := info.attributes(*user, info.verb)
 	if !info.resourceRequest {
 		attrs.Verb = strings.ToLower(r.Method)
 	}
