@@ -43,16 +43,10 @@ const (
 // (v1–v4.channel.k8s.io) and websocket up to v4. A websocket v5 request
 // (kubectl 1.30+) fails its upgrade, so kubectl falls back to SPDY.
 func (s *Server) podExec(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace) {
-	info := rt.info
-	if info.verb != "get" && info.verb != "create" {
-		writeError(w, nil, methodNotSupported(res, "exec", r.Method))
+	if !s.connectAllowed(w, r, res, rt, "exec") {
 		return
 	}
-	if err := s.authorizeExecCreate(r.Context(), rt); err != nil {
-		writeError(w, nil, err)
-		return
-	}
-	pod, container, err := s.execTarget(r, res, info)
+	pod, container, err := s.execTarget(r, res, rt.info)
 	if err != nil {
 		writeError(w, nil, err)
 		return
@@ -103,6 +97,21 @@ func UnimplementedExec(context.Context, []string, io.Reader, io.Writer, io.Write
 	return 0, ErrExecUnimplemented
 }
 
+// connectAllowed answers a pods/exec or pods/portforward request that is
+// not a GET or POST, or whose user may not create the subresource, and
+// reports whether the request may go on.
+func (s *Server) connectAllowed(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace, sub string) bool {
+	if rt.info.verb != "get" && rt.info.verb != "create" {
+		writeError(w, nil, methodNotSupported(res, sub, r.Method))
+		return false
+	}
+	if err := s.authorizeExecCreate(r.Context(), rt); err != nil {
+		writeError(w, nil, err)
+		return false
+	}
+	return true
+}
+
 // authorizeExecCreate checks create on pods/exec for a GET (websocket)
 // request, as ExecREST does with AuthorizePodWebsocketUpgradeCreatePermission
 // (on by default since 1.35); a POST was authorized for create already.
@@ -129,7 +138,7 @@ func (s *Server) execTarget(r *http.Request, res *Resource, info requestInfo) (*
 		return nil, "", err
 	}
 	pod := obj.(*corev1.Pod)
-	container, err := execContainer(r.URL.Query().Get("container"), pod)
+	container, err := validContainer(pod, r.URL.Query().Get("container"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -139,9 +148,11 @@ func (s *Server) execTarget(r *http.Request, res *Resource, info requestInfo) (*
 	return pod, container, nil
 }
 
-// execContainer is kube-apiserver's validateContainer: the named container
-// must be in the pod; with no name, the pod's only container.
-func execContainer(name string, pod *corev1.Pod) (string, error) {
+// validContainer is the container a log or exec request names, checked as
+// kube-apiserver's pod strategy does (validateContainer): a named container
+// must be one of the pod's (init, regular or ephemeral); with no name, the
+// pod's only container.
+func validContainer(pod *corev1.Pod, name string) (string, error) {
 	if name != "" {
 		for _, c := range podContainerNames(pod) {
 			if c == name {

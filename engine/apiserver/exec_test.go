@@ -29,7 +29,7 @@ func TestExecContainer(t *testing.T) {
 		{name: "none", pod: pod(), err: "a container name must be specified for pod p"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := execContainer(tc.container, tc.pod)
+			got, err := validContainer(tc.pod, tc.container)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("err %v, want %q", err, tc.err)

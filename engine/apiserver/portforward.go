@@ -34,16 +34,10 @@ type PortForwardFunc func(ctx context.Context, port int32, stream io.ReadWriteCl
 // ports; the kubelet answers it 400 as a kubelet without
 // ExtendWebSocketsToKubelet does, and kubectl falls back to SPDY.
 func (s *Server) podPortForward(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace) {
-	info := rt.info
-	if info.verb != "get" && info.verb != "create" {
-		writeError(w, nil, methodNotSupported(res, "portforward", r.Method))
+	if !s.connectAllowed(w, r, res, rt, "portforward") {
 		return
 	}
-	if err := s.authorizeExecCreate(r.Context(), rt); err != nil {
-		writeError(w, nil, err)
-		return
-	}
-	pod, err := s.portForwardTarget(r, res, info)
+	pod, err := s.portForwardTarget(r, res, rt.info)
 	if err != nil {
 		writeError(w, nil, err)
 		return

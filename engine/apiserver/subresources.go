@@ -206,7 +206,7 @@ func (s *Server) podLog(w http.ResponseWriter, r *http.Request, ns, name string,
 	}
 	p := pod.(*corev1.Pod)
 	q := r.URL.Query()
-	container, err := logContainer(p, q.Get("container"))
+	container, err := validContainer(p, q.Get("container"))
 	if err != nil {
 		writeError(w, acc.format, err)
 		return
@@ -242,35 +242,4 @@ func (s *Server) podLog(w http.ResponseWriter, r *http.Request, ns, name string,
 	if !started {
 		w.WriteHeader(http.StatusOK)
 	}
-}
-
-// logContainer picks the container whose log is asked for, with the pod
-// strategy's errors: the only container by default, otherwise one must be
-// named (init, regular and ephemeral containers, in that order).
-func logContainer(p *corev1.Pod, container string) (string, error) {
-	var names []string
-	for _, c := range p.Spec.InitContainers {
-		names = append(names, c.Name)
-	}
-	for _, c := range p.Spec.Containers {
-		names = append(names, c.Name)
-	}
-	for _, c := range p.Spec.EphemeralContainers {
-		names = append(names, c.Name)
-	}
-	if container != "" {
-		for _, n := range names {
-			if n == container {
-				return container, nil
-			}
-		}
-		return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", container, p.Name))
-	}
-	switch len(p.Spec.Containers) {
-	case 1:
-		return p.Spec.Containers[0].Name, nil
-	case 0:
-		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", p.Name))
-	}
-	return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", p.Name, names))
 }

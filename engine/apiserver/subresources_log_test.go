@@ -37,7 +37,7 @@ func TestLogContainer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := logContainer(tc.pod, tc.container)
+			got, err := validContainer(tc.pod, tc.container)
 			if tc.err != "" {
 				if !apierrors.IsBadRequest(err) || err.Error() != tc.err {
 					t.Fatalf("error %v, want BadRequest %q", err, tc.err)
@@ -45,7 +45,7 @@ func TestLogContainer(t *testing.T) {
 				return
 			}
 			if err != nil || got != tc.want {
-				t.Fatalf("logContainer = %q, %v; want %q", got, err, tc.want)
+				t.Fatalf("validContainer = %q, %v; want %q", got, err, tc.want)
 			}
 		})
 	}
