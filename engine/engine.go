@@ -96,7 +96,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		authn.ServiceAccountUser("kube-system", "endpoint-controller"))
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
 		UnsafeNoFsync: cfg.UnsafeNoFsync, Clock: e.Clock, Tracer: e.Tracer, Users: users, PodLogs: e.podLogs,
-		PodExec: e.podExec, PodPortForward: e.podPortForward})
+		PodExec: e.podExec, PodPortForward: e.podPortForward, PodAttach: e.podAttach})
 	if err != nil {
 		e.cancel()
 		e.restoreMemLimit()

@@ -49,6 +49,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rt *reque
 		s.podPortForward(w, r, res, rt) // a connect subresource, like exec
 		return
 	}
+	if info.subresource == "attach" && res.GVR.Group == "" && res.GVR.Resource == "pods" && info.name != "" {
+		s.podAttach(w, r, res, rt) // a connect subresource, like exec
+		return
+	}
 	if info.subresource != "" && !res.HasSubresource(info.subresource) {
 		writeError(w, acc.format, notFound(info))
 		return

@@ -59,6 +59,9 @@ type Config struct {
 	// PodPortForward reaches a node's runtime for pods/portforward; nil
 	// answers as a runtime without PortForward does.
 	PodPortForward PodPortForwardFunc
+	// PodAttach reaches a node's runtime for pods/attach; nil answers as a
+	// runtime without Attach does.
+	PodAttach PodAttachFunc
 	// Released is told when an admitted object is no longer, or never got,
 	// into etcd: deleted, or its write failed (ResourceQuota gives its usage back).
 	Released func(ctx context.Context, res *Resource, obj runtime.Object)

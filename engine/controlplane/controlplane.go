@@ -54,6 +54,8 @@ type Config struct {
 	PodExec apiserver.PodExecFunc
 	// PodPortForward serves pods/portforward.
 	PodPortForward apiserver.PodPortForwardFunc
+	// PodAttach serves pods/attach.
+	PodAttach apiserver.PodAttachFunc
 }
 
 // ControlPlane is a running etcd and API server.
@@ -130,6 +132,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		PodLogs:        cfg.PodLogs,
 		PodExec:        cfg.PodExec,
 		PodPortForward: cfg.PodPortForward,
+		PodAttach:      cfg.PodAttach,
 		Released: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
 			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
 			svcs.released(obj)                                     // cluster IP and node ports given back

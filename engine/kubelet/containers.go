@@ -198,7 +198,7 @@ func (w *podWorker) create(ctx context.Context, pod *v1.Pod, c *ctr) (time.Time,
 	}
 	id, err := k.rt.CreateContainer(ctx, w.s.sandboxID, runtime.ContainerConfig{Name: c.spec.Name, Attempt: int(c.restarts),
 		Image: c.imageRef, Command: c.spec.Command, Args: c.spec.Args, Env: env, Annotations: pod.Annotations,
-		Resources: runtime.ResourcesFor(c.spec.Resources)})
+		Resources: runtime.ResourcesFor(c.spec.Resources), Stdin: c.spec.Stdin, StdinOnce: c.spec.StdinOnce, TTY: c.spec.TTY})
 	if err != nil {
 		if ctx.Err() != nil {
 			return time.Time{}, false

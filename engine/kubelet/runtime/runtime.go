@@ -85,6 +85,11 @@ type ContainerConfig struct {
 	// Resources are the container's cgroup limits; nil means none. The
 	// simulated runtime ignores them.
 	Resources *Resources
+	// Stdin, StdinOnce and TTY are the container spec's, as CRI's
+	// ContainerConfig carries them for attach: the process gets a stdin
+	// (closed when an attach's input ends, with StdinOnce and no TTY) and a
+	// terminal.
+	Stdin, StdinOnce, TTY bool
 }
 
 // Resources are a container's Linux cgroup settings, as CRI's

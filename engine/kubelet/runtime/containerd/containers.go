@@ -29,6 +29,7 @@ type container struct {
 	mu     sync.Mutex
 	status runtime.ContainerStatus
 	task   client.Task
+	io     *containerIO  // the started task's IO
 	exited chan struct{} // closed when a started task has exited and been deleted
 }
 
@@ -80,6 +81,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg run
 		sort.Strings(env)
 		opts = append(opts, oci.WithEnv(env))
 	}
+	if cfg.TTY {
+		opts = append(opts, oci.WithTTY)
+	}
 	proc := fmt.Sprintf("/proc/%d/ns/", sb.pid)
 	opts = append(opts,
 		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: sb.netns}),
@@ -126,7 +130,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg run
 }
 
 // StartContainer creates the container's task (runc create) with its output
-// going to the container's log, and starts it.
+// going to the container's log and attached clients, a stdin pipe and a
+// terminal when the spec asks for them, and starts it.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	ctx = r.ctx(ctx)
 	c, err := r.container(id)
@@ -138,9 +143,14 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if c.status.State != runtime.StateCreated {
 		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, runtime.StateCreated)
 	}
-	stdout := &lineWriter{book: c.logs, stream: "stdout"}
-	stderr := &lineWriter{book: c.logs, stream: "stderr"}
-	task, err := c.ctr.NewTask(ctx, cio.NewCreator(cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(filepath.Join(r.cfg.Dir, "fifo"))))
+	pio := newContainerIO(c.cfg, c.logs)
+	started := false
+	defer func() {
+		if !started {
+			pio.end() // no task reads the stdin pipe
+		}
+	}()
+	task, err := c.ctr.NewTask(ctx, pio.creator(filepath.Join(r.cfg.Dir, "fifo")))
 	if err != nil {
 		return r.startFailed(c, fmt.Errorf("rpc error: code = Unknown desc = failed to create containerd task: %w", err))
 	}
@@ -153,9 +163,10 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		_, _ = task.Delete(r.bg, client.WithProcessKill)
 		return r.startFailed(c, fmt.Errorf("rpc error: code = Unknown desc = failed to start containerd task %q: %w", id, err))
 	}
-	c.task, c.exited = task, make(chan struct{})
+	started = true
+	c.task, c.io, c.exited = task, pio, make(chan struct{})
 	c.status.State, c.status.StartedAt = runtime.StateRunning, r.clock.Now()
-	go r.watch(c, task, exitCh, stdout, stderr)
+	go r.watch(c, task, exitCh, pio)
 	r.emit(runtime.ContainerEvent{ContainerID: id, SandboxID: c.sandboxID, State: runtime.StateRunning, Time: c.status.StartedAt})
 	return nil
 }
@@ -172,7 +183,7 @@ func (r *Runtime) startFailed(c *container, err error) error {
 
 // watch records the exit of a started task, deletes the task (after its
 // output is drained) and reports the change.
-func (r *Runtime) watch(c *container, task client.Task, exitCh <-chan client.ExitStatus, out, errw *lineWriter) {
+func (r *Runtime) watch(c *container, task client.Task, exitCh <-chan client.ExitStatus, pio *containerIO) {
 	st, ok := <-exitCh
 	code, at := uint32(255), r.clock.Now()
 	if ok {
@@ -181,8 +192,7 @@ func (r *Runtime) watch(c *container, task client.Task, exitCh <-chan client.Exi
 		}
 	}
 	_, _ = task.Delete(r.bg)
-	out.flush()
-	errw.flush()
+	pio.end()
 	c.mu.Lock()
 	c.status.State, c.status.ExitCode, c.status.FinishedAt = runtime.StateExited, int(code), at
 	c.status.Reason = "Completed"
@@ -192,7 +202,7 @@ func (r *Runtime) watch(c *container, task client.Task, exitCh <-chan client.Exi
 	if code == 137 && r.oomKilled(c) {
 		c.status.Reason = "OOMKilled"
 	}
-	c.task = nil
+	c.task, c.io = nil, nil
 	close(c.exited)
 	c.mu.Unlock()
 	r.emit(runtime.ContainerEvent{ContainerID: c.id, SandboxID: c.sandboxID, State: runtime.StateExited, Time: at})
