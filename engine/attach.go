@@ -18,17 +18,10 @@ import (
 // one) answers in the stream with gRPC's Unimplemented, as a CRI runtime
 // without Attach would.
 func (e *Engine) podAttach(ctx context.Context, pod *corev1.Pod, container string) (apiserver.ContainerAttachFunc, error) {
-	rt, err := e.podRuntime(pod)
+	rt, id, err := e.runningContainer(ctx, pod, container,
+		fmt.Errorf("container %s not found in pod %s_%s", container, pod.Name, pod.Namespace))
 	if err != nil {
 		return nil, err
-	}
-	notFound := fmt.Errorf("container %s not found in pod %s_%s", container, pod.Name, pod.Namespace)
-	id := containerID(pod, container)
-	if id == "" {
-		return nil, notFound
-	}
-	if st, err := rt.ContainerStatus(ctx, id); err != nil || st.State != runtime.StateRunning {
-		return nil, notFound
 	}
 	at, ok := rt.(runtime.Attacher)
 	if !ok {

@@ -17,17 +17,9 @@ import (
 // found"); a runtime without Exec (the simulated one) answers in the stream
 // with gRPC's Unimplemented, as a CRI runtime without Exec would.
 func (e *Engine) podExec(ctx context.Context, pod *corev1.Pod, container string) (apiserver.ContainerExecFunc, error) {
-	rt, err := e.podRuntime(pod)
+	rt, id, err := e.runningContainer(ctx, pod, container, fmt.Errorf("container not found (%q)", container))
 	if err != nil {
 		return nil, err
-	}
-	id := containerID(pod, container)
-	if id == "" {
-		return nil, fmt.Errorf("container not found (%q)", container)
-	}
-	st, err := rt.ContainerStatus(ctx, id)
-	if err != nil || st.State != runtime.StateRunning {
-		return nil, fmt.Errorf("container not found (%q)", container)
 	}
 	ex, ok := rt.(runtime.Execer)
 	if !ok {
@@ -36,6 +28,23 @@ func (e *Engine) podExec(ctx context.Context, pod *corev1.Pod, container string)
 	return func(ctx context.Context, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool, resize <-chan remotecommand.TerminalSize) (int, error) {
 		return ex.Exec(ctx, id, cmd, runtime.ExecStreams{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty, Resize: runtimeResize(ctx, resize)})
 	}, nil
+}
+
+// runningContainer finds the runtime of the pod's node and the ID of its
+// running container, or answers notFound as the kubelet does.
+func (e *Engine) runningContainer(ctx context.Context, pod *corev1.Pod, container string, notFound error) (runtime.Runtime, string, error) {
+	rt, err := e.podRuntime(pod)
+	if err != nil {
+		return nil, "", err
+	}
+	id := containerID(pod, container)
+	if id == "" {
+		return nil, "", notFound
+	}
+	if st, err := rt.ContainerStatus(ctx, id); err != nil || st.State != runtime.StateRunning {
+		return nil, "", notFound
+	}
+	return rt, id, nil
 }
 
 // podRuntime is the runtime of the kubelet of the pod's node, for the

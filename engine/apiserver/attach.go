@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 )
 
@@ -29,18 +28,8 @@ type ContainerAttachFunc func(ctx context.Context, stdin io.Reader, stdout, stde
 // falls back from v5 to SPDY). As the kubelet's GetAttach, the terminal
 // setting is the container spec's, not the request's.
 func (s *Server) podAttach(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace) {
-	if !s.connectAllowed(w, r, res, rt, "attach") {
-		return
-	}
-	pod, container, err := s.execTarget(r, res, rt.info)
-	if err != nil {
-		writeError(w, nil, err)
-		return
-	}
-	r = kubeletRequest(r)
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		writeError(w, nil, apierrors.NewBadRequest(err.Error()))
+	pod, container, r, opts, ok := s.streamTarget(w, r, res, rt, "attach")
+	if !ok {
 		return
 	}
 	if opts.TTY = containerTTY(pod, container); opts.TTY && opts.Stderr {
@@ -49,6 +38,7 @@ func (s *Server) podAttach(w http.ResponseWriter, r *http.Request, res *Resource
 	}
 	attach := UnimplementedAttach
 	if s.cfg.PodAttach != nil {
+		var err error
 		if attach, err = s.cfg.PodAttach(r.Context(), pod, container); err != nil {
 			writeKubeletError(w, err)
 			return

@@ -43,22 +43,13 @@ const (
 // (v1–v4.channel.k8s.io) and websocket up to v4. A websocket v5 request
 // (kubectl 1.30+) fails its upgrade, so kubectl falls back to SPDY.
 func (s *Server) podExec(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace) {
-	if !s.connectAllowed(w, r, res, rt, "exec") {
-		return
-	}
-	pod, container, err := s.execTarget(r, res, rt.info)
-	if err != nil {
-		writeError(w, nil, err)
-		return
-	}
-	r = kubeletRequest(r)
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		writeError(w, nil, apierrors.NewBadRequest(err.Error()))
+	pod, container, r, opts, ok := s.streamTarget(w, r, res, rt, "exec")
+	if !ok {
 		return
 	}
 	run := UnimplementedExec
 	if s.cfg.PodExec != nil {
+		var err error
 		if run, err = s.cfg.PodExec(r.Context(), pod, container); err != nil {
 			writeKubeletError(w, err)
 			return
@@ -95,6 +86,29 @@ var ErrExecUnimplemented = errors.New("rpc error: code = Unimplemented desc = me
 // "error: Internal error occurred: error executing command in container: ...".
 func UnimplementedExec(context.Context, []string, io.Reader, io.Writer, io.Writer, bool, <-chan remotecommand.TerminalSize) (int, error) {
 	return 0, ErrExecUnimplemented
+}
+
+// streamTarget runs what exec and attach requests start with: the method
+// and permission checks, the pod and container, and the request as the
+// kubelet takes it with its stream options. It answers the request itself
+// and reports false when one fails.
+func (s *Server) streamTarget(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace, sub string) (
+	*corev1.Pod, string, *http.Request, *remotecommand.Options, bool) {
+	if !s.connectAllowed(w, r, res, rt, sub) {
+		return nil, "", nil, nil, false
+	}
+	pod, container, err := s.execTarget(r, res, rt.info)
+	if err != nil {
+		writeError(w, nil, err)
+		return nil, "", nil, nil, false
+	}
+	r = kubeletRequest(r)
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		writeError(w, nil, apierrors.NewBadRequest(err.Error()))
+		return nil, "", nil, nil, false
+	}
+	return pod, container, r, opts, true
 }
 
 // connectAllowed answers a pods/exec or pods/portforward request that is
