@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/streaming/pkg/httpstream"
 )
 
 // TestAttachToTheContainer attaches to containers' main processes through
@@ -127,21 +126,7 @@ func (c *cluster) attachCtx(t *testing.T, ctx context.Context, proto, pod string
 	req := c.AdminClient().CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod).SubResource("attach").
 		VersionedParams(&corev1.PodAttachOptions{Stdin: opts.Stdin != nil, Stdout: opts.Stdout != nil, Stderr: opts.Stderr != nil, TTY: opts.Tty},
 			scheme.ParameterCodec)
-	cfg := c.AdminRestConfig()
-	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", req.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := spdy
-	if proto == "websocket-fallback" {
-		ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ex, err = remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ex := c.executor(t, proto, req.URL())
 	return ex.StreamWithContext(ctx, opts)
 }
 

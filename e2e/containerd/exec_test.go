@@ -3,6 +3,7 @@ package containerd_test
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -88,21 +89,7 @@ func (c *cluster) exec(t *testing.T, proto string, cmd []string, stdin string, t
 	t.Helper()
 	req := c.AdminClient().CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("exec").SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Command: cmd, Stdin: stdin != "", Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
-	cfg := c.AdminRestConfig()
-	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", req.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := spdy
-	if proto == "websocket-fallback" {
-		ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ex, err = remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ex := c.executor(t, proto, req.URL())
 	var out, errOut bytes.Buffer
 	opts := remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut, Tty: tty}
 	if tty {
@@ -113,6 +100,30 @@ func (c *cluster) exec(t *testing.T, proto string, cmd []string, stdin string, t
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = ex.StreamWithContext(ctx, opts)
+	err := ex.StreamWithContext(ctx, opts)
 	return out.String(), err
+}
+
+// executor is client-go's executor for a pods/exec or pods/attach URL, as
+// kubectl uses them: SPDY (1.27), or websocket first and SPDY on an upgrade
+// failure (1.30+).
+func (c *cluster) executor(t *testing.T, proto string, u *url.URL) remotecommand.Executor {
+	t.Helper()
+	cfg := c.AdminRestConfig()
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if proto != "websocket-fallback" {
+		return spdy
+	}
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
 }
