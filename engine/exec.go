@@ -48,7 +48,7 @@ func (e *Engine) runningContainer(ctx context.Context, pod *corev1.Pod, containe
 }
 
 // podRuntime is the runtime of the kubelet of the pod's node, for the
-// kubelet's streaming handlers (exec, port-forward); no kubelet answers as
+// kubelet's streaming handlers (exec, attach, port-forward); no kubelet answers as
 // the kubelet does for a pod it does not have.
 func (e *Engine) podRuntime(pod *corev1.Pod) (runtime.Runtime, error) {
 	k := e.Kubelet(pod.Spec.NodeName)

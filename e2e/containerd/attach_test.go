@@ -103,7 +103,7 @@ func TestAttachToTheContainer(t *testing.T) {
 	}
 	// No attach is left waiting or copying input once its client is gone.
 	deadline := time.Now().Add(10 * time.Second)
-	for _, fn := range []string{"containerd.(*containerIO).attach", "containerd.(*containerIO).copyStdin"} {
+	for _, fn := range []string{"containerd.(*containerIO).attach", "containerd.(*containerIO).feedStdin"} {
 		for n := goroutinesIn(fn); n > 0; n = goroutinesIn(fn) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%d goroutines left in %s", n, fn)

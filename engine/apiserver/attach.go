@@ -32,17 +32,17 @@ func (s *Server) podAttach(w http.ResponseWriter, r *http.Request, res *Resource
 	if !ok {
 		return
 	}
-	if opts.TTY = containerTTY(pod, container); opts.TTY && opts.Stderr {
-		writeKubeletError(w, errAttachTTYStderr) // the CRI streaming server's validateAttachRequest
-		return
-	}
 	attach := UnimplementedAttach
-	if s.cfg.PodAttach != nil {
+	if s.cfg.PodAttach != nil { // the kubelet first finds the running container
 		var err error
 		if attach, err = s.cfg.PodAttach(r.Context(), pod, container); err != nil {
 			writeKubeletError(w, err)
 			return
 		}
+	}
+	if opts.TTY = containerTTY(pod, container); opts.TTY && opts.Stderr {
+		writeKubeletError(w, errAttachTTYStderr) // the CRI streaming server's validateAttachRequest
+		return
 	}
 	remotecommand.ServeAttach(w, r, containerAttacher(attach), pod.Name, string(pod.UID), container, opts,
 		execStreamIdleTimeout, execStreamCreationTimeout, remotecommand.SupportedStreamingProtocols)

@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/podtrace/podtrace/engine/apiserver/authz"
@@ -102,6 +104,9 @@ func (s *Server) streamTarget(w http.ResponseWriter, r *http.Request, res *Resou
 		writeError(w, nil, err)
 		return nil, "", nil, nil, false
 	}
+	if !upgradeRequested(w, r) {
+		return nil, "", nil, nil, false
+	}
 	r = kubeletRequest(r)
 	opts, err := remotecommand.NewOptions(r)
 	if err != nil {
@@ -111,7 +116,18 @@ func (s *Server) streamTarget(w http.ResponseWriter, r *http.Request, res *Resou
 	return pod, container, r, opts, true
 }
 
-// connectAllowed answers a pods/exec or pods/portforward request that is
+// upgradeRequested reports whether r asks to upgrade to SPDY or a
+// websocket, and otherwise answers as kube-apiserver's proxy to the kubelet
+// does: 400 "Upgrade request required".
+func upgradeRequested(w http.ResponseWriter, r *http.Request) bool {
+	if httpstream.IsUpgradeRequest(r) || wsstream.IsWebSocketRequest(r) {
+		return true
+	}
+	writeError(w, nil, apierrors.NewBadRequest("Upgrade request required"))
+	return false
+}
+
+// connectAllowed answers a pods/exec, attach or portforward request that is
 // not a GET or POST, or whose user may not create the subresource, and
 // reports whether the request may go on.
 func (s *Server) connectAllowed(w http.ResponseWriter, r *http.Request, res *Resource, rt *requestTrace, sub string) bool {
@@ -126,9 +142,10 @@ func (s *Server) connectAllowed(w http.ResponseWriter, r *http.Request, res *Res
 	return true
 }
 
-// authorizeExecCreate checks create on pods/exec for a GET (websocket)
-// request, as ExecREST does with AuthorizePodWebsocketUpgradeCreatePermission
-// (on by default since 1.35); a POST was authorized for create already.
+// authorizeExecCreate checks create on the subresource (pods/exec, attach,
+// portforward) for a GET (websocket) request, as ExecREST and its kin do
+// with AuthorizePodWebsocketUpgradeCreatePermission (on by default since
+// 1.35); a POST was authorized for create already.
 func (s *Server) authorizeExecCreate(ctx context.Context, rt *requestTrace) error {
 	info := rt.info
 	if info.verb == "create" {
@@ -162,7 +179,7 @@ func (s *Server) execTarget(r *http.Request, res *Resource, info requestInfo) (*
 	return pod, container, nil
 }
 
-// validContainer is the container a log or exec request names, checked as
+// validContainer is the container a log, exec or attach request names, checked as
 // kube-apiserver's pod strategy does (validateContainer): a named container
 // must be one of the pod's (init, regular or ephemeral); with no name, the
 // pod's only container.
@@ -203,9 +220,7 @@ func podContainerNames(pod *corev1.Pod) []string {
 // writeKubeletError answers as the kubelet's streaming.WriteError does when
 // the runtime refuses an exec: 500 and the error's text.
 func writeKubeletError(w http.ResponseWriter, err error) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusInternalServerError)
-	_, _ = w.Write([]byte(err.Error()))
+	writeKubeletStatus(w, http.StatusInternalServerError, err)
 }
 
 // containerExecutor adapts a ContainerExecFunc to ServeExec's Executor.

@@ -47,6 +47,9 @@ func (s *Server) podPortForward(w http.ResponseWriter, r *http.Request, res *Res
 		writeError(w, nil, err)
 		return
 	}
+	if !upgradeRequested(w, r) {
+		return
+	}
 	opts, err := portforward.NewV4Options(r)
 	if err != nil {
 		writeKubeletStatus(w, http.StatusBadRequest, err)

@@ -41,6 +41,7 @@ func TestPortForwardChecks(t *testing.T) {
 		{"no node", "POST", "unscheduled", "pod unscheduled does not have a host assigned", "", admin, http.StatusBadRequest},
 		{name: "bad port", method: "POST", pod: "placed", ports: "http", client: admin, code: http.StatusBadRequest,
 			want: `cannot convert to []int32: strconv.ParseUint: parsing "http": invalid syntax`},
+		{"no upgrade", "POST", "placed", "Upgrade request required", "80", admin, http.StatusBadRequest},
 		// ensureAuthorizedForVerb's Forbidden carries the authorizer's
 		// reason, which RBAC leaves empty.
 		{"get without create", "GET", "placed", `pods "placed" is forbidden: `, "", getter, http.StatusForbidden},

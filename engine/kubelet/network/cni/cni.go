@@ -18,8 +18,10 @@ import (
 	"sync"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
 
 	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/network/cni/netns"
@@ -60,6 +62,8 @@ type Plugin struct {
 	lo      *libcni.NetworkConfigList
 	nodeNS  string
 	ipamDir string
+	// pluginLog receives the plugins' stderr.
+	pluginLog *os.File
 
 	mu   sync.Mutex
 	pods map[string]string // sandbox ID -> netns path used at ADD
@@ -105,10 +109,18 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, fmt.Errorf("cni: load %s: %w", confPath, err)
 	}
 	p.list, p.lo = list, loList()
-	p.cni = libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, filepath.Join(cfg.Dir, "cache"), nil)
+	// An explicit exec: libcni would make its default lazily on each call
+	// (a data race between pods set up at once) with the plugins' stderr
+	// on the terminal the UI draws on; here it goes to a file.
+	if p.pluginLog, err = os.OpenFile(filepath.Join(cfg.Dir, "plugins.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		return nil, fmt.Errorf("cni: %w", err)
+	}
+	p.cni = libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, filepath.Join(cfg.Dir, "cache"),
+		&invoke.DefaultExec{RawExec: &invoke.RawExec{Stderr: p.pluginLog}, PluginDecoder: version.PluginDecoder{}})
 	p.nodeNS = filepath.Join(cfg.Dir, "node.netns")
 	_ = netns.Remove(p.nodeNS) // left over by a killed run
 	if _, err := netns.Create(p.nodeNS); err != nil {
+		p.pluginLog.Close()
 		return nil, fmt.Errorf("cni: node namespace: %w", err)
 	}
 	return p, nil
@@ -262,6 +274,9 @@ func (p *Plugin) Allocations() ([]string, error) {
 	return out, nil
 }
 
-// Close removes the node's namespace (and with it the bridge). Pods should
-// be torn down first.
-func (p *Plugin) Close() error { return netns.Remove(p.nodeNS) }
+// Close removes the node's namespace (and with it the bridge) and closes
+// the plugins' log. Pods should be torn down first.
+func (p *Plugin) Close() error {
+	p.pluginLog.Close()
+	return netns.Remove(p.nodeNS)
+}

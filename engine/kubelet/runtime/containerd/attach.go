@@ -104,10 +104,12 @@ func (x *containerIO) attach(ctx context.Context, s runtime.ExecStreams, closeIO
 	}
 	if x.stdin != nil && s.Stdin != nil {
 		done := make(chan struct{})
-		go x.copyStdin(s.Stdin, done, closeIO)
+		go x.feedStdin(s.Stdin, done, closeIO)
 		stdinDone = done
 	}
-	for {
+	// As containerd's ContainerIO.Attach, an attach with nothing left to
+	// copy returns at once.
+	for outGone != nil || errGone != nil || stdinDone != nil {
 		select {
 		case <-ctx.Done():
 			return
@@ -126,9 +128,9 @@ func (x *containerIO) attach(ctx context.Context, s runtime.ExecStreams, closeIO
 	}
 }
 
-// copyStdin feeds a client's input to the process; at its end a stdinOnce
+// feedStdin feeds a client's input to the process; at its end a stdinOnce
 // container without a terminal has its stdin closed, so it reads EOF.
-func (x *containerIO) copyStdin(in io.Reader, done chan<- struct{}, closeIO func()) {
+func (x *containerIO) feedStdin(in io.Reader, done chan<- struct{}, closeIO func()) {
 	defer close(done)
 	_, _ = io.Copy(x.stdin, in)
 	if x.stdinOnce && !x.tty {

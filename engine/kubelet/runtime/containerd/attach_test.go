@@ -1,13 +1,17 @@
 package containerd
 
 import (
+	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 )
 
 // failingWriter fails every write, as a client whose stream is gone.
@@ -68,5 +72,41 @@ func isClosed(c <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestAttachReturnsWithNothingToCopy checks, as containerd's
+// ContainerIO.Attach behaves, that an attach whose streams are all done
+// returns instead of waiting for the container: stdin only to a container
+// without stdin, and stdin only to a stdinOnce container once the input ends.
+func TestAttachReturnsWithNothingToCopy(t *testing.T) {
+	book, err := newLogBook(filepath.Join(t.TempDir(), "log"), clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer book.close()
+	for _, tc := range []struct {
+		name string
+		cfg  runtime.ContainerConfig
+	}{
+		{"container without stdin", runtime.ContainerConfig{}},
+		{"stdinOnce container, input ended", runtime.ContainerConfig{Stdin: true, StdinOnce: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newContainerIO(tc.cfg, book)
+			if x.stdinR != nil {
+				go func() { _, _ = io.Copy(io.Discard, x.stdinR) }() // the process reading its stdin
+			}
+			done := make(chan struct{})
+			go func() {
+				x.attach(context.Background(), runtime.ExecStreams{Stdin: strings.NewReader("input\n")}, func() {})
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("attach still waiting with nothing to copy")
+			}
+		})
 	}
 }
