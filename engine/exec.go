@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
@@ -53,7 +54,7 @@ func (e *Engine) runningContainer(ctx context.Context, pod *corev1.Pod, containe
 func (e *Engine) podRuntime(pod *corev1.Pod) (runtime.Runtime, error) {
 	k := e.Kubelet(pod.Spec.NodeName)
 	if k == nil {
-		return nil, fmt.Errorf("pod does not exist")
+		return nil, &apiserver.KubeletStatusError{Code: http.StatusNotFound, Message: "pod does not exist"}
 	}
 	return k.Runtime(), nil
 }

@@ -14,6 +14,10 @@ func TestExec(t *testing.T) {
 		name := "exec-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		// A pod bound to a node no kubelet runs: that node answers 404.
+		ghost := "ghost-" + suffix
+		k.ok("apply", "-f", k.writeFile(ghost+".yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+ghost+"\n"))
+		k.ok("run", ghost, "--image=busybox", "--overrides", `{"spec":{"nodeName":"`+ghost+`"}}`, "--", "sleep", "infinity")
 		for _, tc := range []struct {
 			args []string
 			want string
@@ -22,6 +26,7 @@ func TestExec(t *testing.T) {
 				"error: Internal error occurred: error executing command in container: rpc error: code = Unimplemented desc = method Exec not implemented"},
 			{[]string{"exec", "-i", name, "-c", "nope", "--", "cat"},
 				"Error from server (BadRequest): container nope is not valid for pod " + name},
+			{[]string{"exec", ghost, "--", "echo", "hi"}, "error: unable to upgrade connection: pod does not exist"},
 			{[]string{"exec", "missing-" + suffix, "--", "echo", "hi"},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
 			{[]string{"--context", "podtrace-viewer", "exec", name, "--", "echo", "hi"},

@@ -220,8 +220,22 @@ func podContainerNames(pod *corev1.Pod) []string {
 // writeKubeletError answers as the kubelet's streaming.WriteError does when
 // the runtime refuses an exec: 500 and the error's text.
 func writeKubeletError(w http.ResponseWriter, err error) {
-	writeKubeletStatus(w, http.StatusInternalServerError, err)
+	code := http.StatusInternalServerError
+	var ks *KubeletStatusError
+	if errors.As(err, &ks) {
+		code = ks.Code
+	}
+	writeKubeletStatus(w, code, err)
 }
+
+// KubeletStatusError is a kubelet's refusal with a status code of its own,
+// such as 404 "pod does not exist" for a pod the node does not run.
+type KubeletStatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *KubeletStatusError) Error() string { return e.Message }
 
 // containerExecutor adapts a ContainerExecFunc to ServeExec's Executor.
 type containerExecutor ContainerExecFunc
