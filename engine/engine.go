@@ -20,6 +20,7 @@ import (
 	"github.com/podtrace/podtrace/engine/controllers/endpoint"
 	"github.com/podtrace/podtrace/engine/controllers/endpointslice"
 	"github.com/podtrace/podtrace/engine/controllers/garbagecollector"
+	"github.com/podtrace/podtrace/engine/controllers/job"
 	"github.com/podtrace/podtrace/engine/controllers/namespace"
 	"github.com/podtrace/podtrace/engine/controllers/namespacedefaults"
 	"github.com/podtrace/podtrace/engine/controllers/replicaset"
@@ -93,7 +94,8 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		authn.ServiceAccountUser("kube-system", "namespace-defaults"),
 		authn.ServiceAccountUser("kube-system", "namespace-controller"),
 		authn.ServiceAccountUser("kube-system", "endpointslice-controller"),
-		authn.ServiceAccountUser("kube-system", "endpoint-controller"))
+		authn.ServiceAccountUser("kube-system", "endpoint-controller"),
+		authn.ServiceAccountUser("kube-system", "job-controller"))
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
 		UnsafeNoFsync: cfg.UnsafeNoFsync, Clock: e.Clock, Tracer: e.Tracer, Users: users, PodLogs: e.podLogs,
 		PodExec: e.podExec, PodPortForward: e.podPortForward, PodAttach: e.podAttach})
@@ -139,6 +141,13 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 		return err
 	}
 	rs, err := replicaset.New(replicaset.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
+	if err != nil {
+		return err
+	}
+	if c, err = e.client(sa("job-controller"), "kube-controller-manager"); err != nil {
+		return err
+	}
+	jc, err := job.New(job.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
 	if err != nil {
 		return err
 	}
@@ -191,7 +200,7 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	if e.Scheduler, err = scheduler.New(scheduler.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Seed: uint64(cfg.Seed)}); err != nil {
 		return err
 	}
-	all = append(all, rs, dc, gc, sac, nsc, esc, epc, e.Scheduler)
+	all = append(all, rs, jc, dc, gc, sac, nsc, esc, epc, e.Scheduler)
 	events := kubelet.NewEventHub(ctx, e.Clock, kubeletsPerEventBroadcaster)
 	for i, n := range cfg.Nodes {
 		if c, err = e.client(authn.NodeUser(n.Name), "kubelet"); err != nil {

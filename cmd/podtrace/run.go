@@ -193,6 +193,12 @@ func expectedPods(objs []apply.Object) (int, []string) {
 			if !found {
 				count = 1
 			}
+		case "Job": // done once completions pods (1 by default) have succeeded
+			completions, found, _ := unstructured.NestedInt64(o.Object, "spec", "completions")
+			count = int(completions)
+			if !found {
+				count = 1
+			}
 		}
 		if count == 0 {
 			continue

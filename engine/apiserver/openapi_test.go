@@ -259,7 +259,7 @@ func TestServeOpenAPI(t *testing.T) {
 		{"/openapi/v3", "", 200, "application/json"},
 		{"/openapi/v3/apis/apps/v1", "application/json", 200, "application/json"},
 		{"/openapi/v3/api/v1", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", 200, "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"},
-		{"/openapi/v3/apis/batch/v1", "", 404, "application/json"},
+		{"/openapi/v3/apis/policy/v1", "", 404, "application/json"},
 	}
 	for _, tc := range tests {
 		w := get(tc.path, tc.accept, "")

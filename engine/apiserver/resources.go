@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -120,6 +121,7 @@ var (
 	rbacV1      = rbacv1.SchemeGroupVersion
 	coordV1     = coordinationv1.SchemeGroupVersion
 	discoveryV1 = discoveryv1.SchemeGroupVersion
+	batchV1     = batchv1.SchemeGroupVersion
 	allCat      = []string{"all"}
 	noFields    = func(runtime.Object) fields.Set { return nil }
 )
@@ -188,6 +190,12 @@ func Resources() []*Resource {
 			New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
 			Fields: func(o runtime.Object) fields.Set {
 				return fields.Set{"status.replicas": itoa(int64(o.(*appsv1.ReplicaSet).Status.Replicas))}
+			}},
+		{GVR: batchV1.WithResource("jobs"), Kind: "Job", Singular: "job", Namespaced: true,
+			Categories: allCat, EtcdPrefix: "jobs", Subresources: []string{"status"},
+			New: func() runtime.Object { return &batchv1.Job{} }, NewList: func() runtime.Object { return &batchv1.JobList{} },
+			Fields: func(o runtime.Object) fields.Set {
+				return fields.Set{"status.successful": itoa(int64(o.(*batchv1.Job).Status.Succeeded))}
 			}},
 		{GVR: rbacV1.WithResource("roles"), Kind: "Role", Singular: "role", Namespaced: true, EtcdPrefix: "roles",
 			New: func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },

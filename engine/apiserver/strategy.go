@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -41,6 +42,9 @@ func (s *Server) prepareCreate(res *Resource, obj runtime.Object) {
 		o.Status = corev1.ResourceQuotaStatus{Hard: o.Spec.Hard}
 	case *corev1.Service:
 		o.Status = corev1.ServiceStatus{}
+	case *batchv1.Job:
+		o.Status = batchv1.JobStatus{}
+		generateJobSelector(o)
 	case *corev1.Secret:
 		mergeStringData(o)
 	}
@@ -101,6 +105,9 @@ func prepareUpdate(obj, old runtime.Object, subresource string) {
 		o.Status = old.(*corev1.Namespace).Status
 	case *corev1.Service:
 		o.Status = old.(*corev1.Service).Status
+	case *batchv1.Job:
+		o.Status = old.(*batchv1.Job).Status
+		specChanged = !apiequality.Semantic.DeepEqual(o.Spec, old.(*batchv1.Job).Spec)
 	case *discoveryv1.EndpointSlice:
 		// the endpointslice strategy: anything but metadata, or the labels, changed
 		p := old.(*discoveryv1.EndpointSlice)
@@ -135,6 +142,8 @@ func keepAllButStatus(obj, old runtime.Object) {
 		o.Spec = old.(*corev1.ResourceQuota).Spec
 	case *corev1.Service:
 		o.Spec = old.(*corev1.Service).Spec
+	case *batchv1.Job:
+		o.Spec = old.(*batchv1.Job).Spec
 	}
 }
 

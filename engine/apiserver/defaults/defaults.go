@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -54,6 +55,8 @@ func Default(obj runtime.Object) {
 		roleBinding(&o.RoleRef, o.Subjects)
 	case *corev1.Service:
 		Service(o)
+	case *batchv1.Job:
+		Job(o)
 	case *discoveryv1.EndpointSlice:
 		EndpointSlice(o)
 	case *corev1.Endpoints:

@@ -10,6 +10,7 @@ package validation
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -48,6 +49,8 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		return Event(o)
 	case *corev1.Service:
 		return Service(o)
+	case *batchv1.Job:
+		return Job(o)
 	case *discoveryv1.EndpointSlice:
 		return EndpointSlice(o)
 	case *corev1.Endpoints:
@@ -90,6 +93,10 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	case *corev1.Service:
 		if p, ok := old.(*corev1.Service); ok {
 			return dedupe(ServiceUpdate(o, p))
+		}
+	case *batchv1.Job:
+		if p, ok := old.(*batchv1.Job); ok {
+			return JobUpdate(o, p)
 		}
 	case *corev1.ConfigMap:
 		if p, ok := old.(*corev1.ConfigMap); ok {

@@ -1,6 +1,6 @@
 // Package garbagecollector deletes objects whose owners are gone, as
 // kube-controller-manager's garbage collector does for podtrace's kinds:
-// ReplicaSets owned by Deployments and Pods owned by ReplicaSets. It honours
+// ReplicaSets owned by Deployments and Pods owned by ReplicaSets or Jobs. It honours
 // the foregroundDeletion and orphan finalizers.
 package garbagecollector
 
@@ -95,12 +95,13 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	apps, core := c.cfg.Client.AppsV1(), c.cfg.Client.CoreV1()
 	deploys, rss, pods := f.Apps().V1().Deployments().Informer(), f.Apps().V1().ReplicaSets().Informer(), f.Core().V1().Pods().Informer()
+	jobs := f.Batch().V1().Jobs().Informer()
 	for _, inf := range []cache.SharedIndexInformer{rss, pods} {
 		if err := inf.AddIndexers(cache.Indexers{byOwner: ownerIndex}); err != nil {
 			return err
 		}
 	}
-	for _, inf := range []cache.SharedIndexInformer{deploys, rss} {
+	for _, inf := range []cache.SharedIndexInformer{deploys, rss, jobs} {
 		if err := inf.AddIndexers(cache.Indexers{byUID: uidIndex}); err != nil {
 			return err
 		}
@@ -108,6 +109,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.kinds = []*kind{
 		{owner: deploys, dependents: rss, ownerKind: "Deployment", ownerOps: deploymentOps(apps), depOps: replicaSetOps(apps)},
 		{owner: rss, dependents: pods, ownerKind: "ReplicaSet", ownerOps: replicaSetOps(apps), depOps: podOps(core)},
+		{owner: jobs, dependents: pods, ownerKind: "Job", ownerOps: jobOps(c.cfg.Client.BatchV1()), depOps: podOps(core)},
 	}
 	for i, k := range c.kinds {
 		i := i
@@ -145,7 +147,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	f.Start(ctx.Done())
 	go func() {
-		if !cache.WaitForCacheSync(ctx.Done(), deploys.HasSynced, rss.HasSynced, pods.HasSynced) {
+		if !cache.WaitForCacheSync(ctx.Done(), deploys.HasSynced, rss.HasSynced, pods.HasSynced, jobs.HasSynced) {
 			return
 		}
 		c.sweep()

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
@@ -49,4 +50,8 @@ func replicaSetOps(c appsclient.AppsV1Interface) objectOps {
 
 func podOps(c coreclient.CoreV1Interface) objectOps {
 	return opsFor(func(ns string) coreclient.PodInterface { return c.Pods(ns) })
+}
+
+func jobOps(c batchclient.BatchV1Interface) objectOps {
+	return opsFor(func(ns string) batchclient.JobInterface { return c.Jobs(ns) })
 }
