@@ -56,6 +56,7 @@ type Controller struct {
 	clock        clock.WithTicker
 	expectations *controllerutil.Expectations
 	backoff      *backoffStore
+	finalizing   *uidSet
 	queue        *controllerutil.Queue
 	recorder     record.EventRecorder
 	jobLister    batchlisters.JobLister
@@ -73,6 +74,7 @@ func New(cfg Config) (*Controller, error) {
 		clock:        cfg.Clock,
 		expectations: controllerutil.NewExpectations(cfg.Clock),
 		backoff:      newBackoffStore(),
+		finalizing:   newUIDSet(),
 		queue:        cfg.NewQueue("job", Component),
 	}, nil
 }
@@ -143,6 +145,9 @@ func (c *Controller) addPod(obj interface{}) {
 
 func (c *Controller) podChanged(obj interface{}) {
 	pod := obj.(*v1.Pod)
+	if !hasFinalizer(pod) {
+		c.finalizing.remove(pod.UID)
+	}
 	if key := jobKeyOf(pod); key != "" {
 		if pod.DeletionTimestamp != nil { // a graceful deletion counts as observed
 			c.expectations.DeletionObserved(key, controllerutil.PodKey(pod))
@@ -156,6 +161,7 @@ func (c *Controller) deletePod(obj interface{}) {
 	if !ok {
 		return
 	}
+	c.finalizing.remove(pod.UID)
 	if key := jobKeyOf(pod); key != "" {
 		c.expectations.DeletionObserved(key, controllerutil.PodKey(pod))
 		c.queue.Add(key)

@@ -156,7 +156,9 @@ func (c *Controller) removeFinalizers(ctx context.Context, pods []*v1.Pod) error
 		if !hasFinalizer(p) {
 			continue
 		}
+		c.finalizing.add(p.UID)
 		if err := c.removeFinalizer(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+			c.finalizing.remove(p.UID)
 			return err
 		}
 	}

@@ -151,3 +151,31 @@ func finishTime(p *v1.Pod, now time.Time) time.Time {
 	}
 	return t
 }
+
+// uidSet holds the pods whose finalizer removal the controller sent but
+// has not seen yet (upstream's finalizerExpectations): the pod cache may
+// still show their finalizer, and they must not be counted twice.
+type uidSet struct {
+	mu   sync.Mutex
+	uids map[types.UID]bool
+}
+
+func newUIDSet() *uidSet { return &uidSet{uids: map[types.UID]bool{}} }
+
+func (s *uidSet) add(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uids[uid] = true
+}
+
+func (s *uidSet) remove(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.uids, uid)
+}
+
+func (s *uidSet) has(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uids[uid]
+}

@@ -120,7 +120,7 @@ func (c *Controller) countFinished(key string, j *batch.Job, pods []*v1.Pod, now
 	var release []*v1.Pod
 	succeeded, failedAt := 0, []time.Time{}
 	for _, p := range pods {
-		if !hasFinalizer(p) || hasUID(u.Succeeded, p.UID) || hasUID(u.Failed, p.UID) {
+		if !hasFinalizer(p) || c.finalizing.has(p.UID) || hasUID(u.Succeeded, p.UID) || hasUID(u.Failed, p.UID) {
 			continue
 		}
 		switch {
