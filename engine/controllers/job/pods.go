@@ -15,7 +15,6 @@ import (
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 	"github.com/podtrace/podtrace/engine/trace"
-	"github.com/podtrace/podtrace/stages"
 )
 
 // burst caps the pods created or deleted in one sync, as upstream's
@@ -70,43 +69,14 @@ func excess(active []*v1.Pod, n int, now time.Time) []*v1.Pod {
 	return pods[:n]
 }
 
-// createPod gates the reconcile stage, creates one pod from the Job's
-// template with the tracking finalizer, records the upstream event and
-// reports the stage on the pod's lane.
+// createPod creates one pod from the Job's template with the tracking
+// finalizer (the reconcile stage, events and retry as every controller's).
 func (c *Controller) createPod(ctx context.Context, j *batch.Job, attempt int) error {
-	start := c.clock.Now()
-	jobRef := trace.Ref{Kind: KindJob, Namespace: j.Namespace, Name: j.Name, UID: string(j.UID)}
-	fault, err := c.cfg.Tracer.Gate(ctx, jobRef, stages.Reconcile, Component)
-	if err != nil {
-		return err
-	}
-	pod, err := controllerutil.PodFromTemplate(&j.Spec.Template, j.Name, metav1.NewControllerRef(j, controllerKind))
-	var created *v1.Pod
-	switch {
-	case err != nil:
-	case fault != nil:
-		err = controllerutil.FaultError(fault, "create", "pods", j.Namespace, c.cfg.User)
-	default:
-		pod.Finalizers = append(pod.Finalizers, TrackingFinalizer)
-		created, err = c.cfg.Client.CoreV1().Pods(j.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	}
-	if err != nil {
-		if apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
-			return err
-		}
-		msg := fmt.Sprintf("Error creating: %v", err)
-		c.recorder.Event(j, v1.EventTypeWarning, controllerutil.FailedCreatePodReason, msg)
-		c.queue.AddFailure(controllerutil.KeyOf(j), controllerutil.Failure{Ref: jobRef, Start: start,
-			Reason: controllerutil.FailedCreatePodReason, Message: msg, Attempt: attempt})
-		return err
-	}
-	msg := fmt.Sprintf("Created pod: %v", created.Name)
-	c.recorder.Event(j, v1.EventTypeNormal, controllerutil.SuccessfulCreatePodReason, msg)
-	podRef := trace.Ref{Kind: stages.KindPod, Namespace: created.Namespace, Name: created.Name, UID: string(created.UID)}
-	c.cfg.Tracer.BeginAt(podRef, stages.Reconcile, Component, start).
-		With(func(e *stages.Event) { e.Attempt = attempt }).
-		Succeed(controllerutil.SuccessfulCreatePodReason, msg)
-	return nil
+	return c.cfg.CreatePod(ctx, controllerutil.PodCreate{Owner: j,
+		OwnerRef: trace.Ref{Kind: KindJob, Namespace: j.Namespace, Name: j.Name, UID: string(j.UID)},
+		Kind:     controllerKind, Template: &j.Spec.Template, Attempt: attempt,
+		Mutate: func(p *v1.Pod) { p.Finalizers = append(p.Finalizers, TrackingFinalizer) },
+	}, Component, c.recorder, c.queue)
 }
 
 // deletePods deletes the Job's pods with upstream's events and returns how

@@ -143,41 +143,13 @@ func (c *Controller) manageReplicas(ctx context.Context, activePods []*v1.Pod, r
 	return nil
 }
 
-// createPod gates the reconcile stage, creates one pod from rs's template,
-// records the upstream event and reports the stage.
+// createPod creates one pod from rs's template (the reconcile stage, events
+// and retry as every controller's).
 func (c *Controller) createPod(ctx context.Context, rs *apps.ReplicaSet, attempt int) error {
-	start := c.clock.Now()
-	rsRef := trace.Ref{Kind: stages.KindReplicaSet, Namespace: rs.Namespace, Name: rs.Name, UID: uid(rs.UID)}
-	fault, err := c.cfg.Tracer.Gate(ctx, rsRef, stages.Reconcile, Component)
-	if err != nil {
-		return err
-	}
-	pod, err := controllerutil.PodFromTemplate(&rs.Spec.Template, rs.Name, metav1.NewControllerRef(rs, controllerKind))
-	var created *v1.Pod
-	switch {
-	case err != nil:
-	case fault != nil:
-		err = controllerutil.FaultError(fault, "create", "pods", rs.Namespace, c.cfg.User)
-	default:
-		created, err = c.cfg.Client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	}
-	if err != nil {
-		if apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
-			return err
-		}
-		msg := fmt.Sprintf("Error creating: %v", err)
-		c.recorder.Event(rs, v1.EventTypeWarning, controllerutil.FailedCreatePodReason, msg)
-		c.queue.AddFailure(controllerutil.KeyOf(rs), controllerutil.Failure{Ref: rsRef, Start: start,
-			Reason: controllerutil.FailedCreatePodReason, Message: msg, Attempt: attempt})
-		return err
-	}
-	msg := fmt.Sprintf("Created pod: %v", created.Name)
-	c.recorder.Event(rs, v1.EventTypeNormal, controllerutil.SuccessfulCreatePodReason, msg)
-	podRef := trace.Ref{Kind: stages.KindPod, Namespace: created.Namespace, Name: created.Name, UID: uid(created.UID)}
-	c.cfg.Tracer.BeginAt(podRef, stages.Reconcile, Component, start).
-		With(func(e *stages.Event) { e.Attempt = attempt }).
-		Succeed(controllerutil.SuccessfulCreatePodReason, msg)
-	return nil
+	return c.cfg.CreatePod(ctx, controllerutil.PodCreate{Owner: rs,
+		OwnerRef: trace.Ref{Kind: stages.KindReplicaSet, Namespace: rs.Namespace, Name: rs.Name, UID: uid(rs.UID)},
+		Kind:     controllerKind, Template: &rs.Spec.Template, Attempt: attempt,
+	}, Component, c.recorder, c.queue)
 }
 
 func (c *Controller) deletePodOf(ctx context.Context, rs *apps.ReplicaSet, name string) error {
