@@ -142,26 +142,40 @@ func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 			}
 		}
 	}
-	// The Events a real cluster would show for the pods are in the API.
-	evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The Events a real cluster would show for the pods are in the API (the
+	// event broadcasters write them a moment after the pods are Ready).
+	want := []string{"ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulling", "Pulled", "Created", "Started"}
+	var evs *corev1.EventList
 	reasons := map[string]bool{}
+	enginetest.WaitFor(t, 30*time.Second, "the pods' Events", func() bool {
+		var err error
+		if evs, err = e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{}); err != nil {
+			return false
+		}
+		reasons = map[string]bool{}
+		for _, ev := range evs.Items {
+			reasons[ev.Reason] = true
+		}
+		for _, r := range want {
+			if !reasons[r] {
+				return false
+			}
+		}
+		return true
+	})
 	nodeOf := map[string]string{}
 	for _, p := range pods {
 		nodeOf[p.Name] = p.Spec.NodeName
 	}
 	for _, ev := range evs.Items {
-		reasons[ev.Reason] = true
 		// Kubelets share event broadcasters; each event still names its own node.
 		if ev.Reason == "Started" && ev.Source != (corev1.EventSource{Component: "kubelet", Host: nodeOf[ev.InvolvedObject.Name]}) {
 			t.Errorf("Started event of pod %s from %+v, want kubelet on %s", ev.InvolvedObject.Name, ev.Source, nodeOf[ev.InvolvedObject.Name])
 		}
 	}
-	for _, want := range []string{"ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulling", "Pulled", "Created", "Started"} {
-		if !reasons[want] {
-			t.Errorf("no %s event in the API (have %v)", want, reasons)
+	for _, r := range want {
+		if !reasons[r] {
+			t.Errorf("no %s event in the API (have %v)", r, reasons)
 		}
 	}
 }
@@ -253,13 +267,26 @@ func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
 		rs, err2 := e.AdminClient().AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{LabelSelector: "app=gone"})
 		return err1 == nil && err2 == nil && len(ps.Items) == 0 && len(rs.Items) == 0
 	})
-	for _, p := range pods {
+	teardown := func(pod string) []stages.ID {
 		var got []stages.ID
 		for _, ev := range rec.Events() {
-			if ev.Pod == p.Name && ev.Status == stages.Succeeded && (ev.Stage == stages.Terminate || ev.Stage == stages.Cleanup || ev.Stage == stages.Delete) {
+			if ev.Pod == pod && ev.Status == stages.Succeeded && (ev.Stage == stages.Terminate || ev.Stage == stages.Cleanup || ev.Stage == stages.Delete) {
 				got = append(got, ev.Stage)
 			}
 		}
+		return got
+	}
+	// The delete stage reaches the recording a moment after the pod is gone.
+	enginetest.WaitFor(t, 10*time.Second, "every pod's delete stage", func() bool {
+		for _, p := range pods {
+			if got := teardown(p.Name); len(got) == 0 || got[len(got)-1] != stages.Delete {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range pods {
+		got := teardown(p.Name)
 		if len(got) < 3 || got[0] != stages.Terminate || got[len(got)-2] != stages.Cleanup || got[len(got)-1] != stages.Delete {
 			t.Errorf("pod %s teardown stages = %v, want terminate, cleanup, delete", p.Name, got)
 		}
