@@ -18,12 +18,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 	"github.com/podtrace/podtrace/engine/controllers/endpointslice"
@@ -35,17 +32,12 @@ const (
 	ControllerName = "endpoint-controller"
 )
 
-// Config is what the controller needs.
-type Config struct {
-	// Client acts as system:serviceaccount:kube-system:endpoint-controller.
-	Client kubernetes.Interface
-	// Clock drives retries; real time when nil.
-	Clock clock.WithTicker
-	// Informers are kube-controller-manager's shared ones; nil makes new ones from Client.
-	Informers informers.SharedInformerFactory
-	// Workers syncing Services at once (--concurrent-endpoint-syncs, 5 by default).
-	Workers int
-}
+// DefaultUser is the controller's identity (docs/architecture.md).
+const DefaultUser = "system:serviceaccount:kube-system:endpoint-controller"
+
+// Config is what every controller of kube-controller-manager's takes; this
+// one uses Client, Clock, Informers, Workers and RateLimiter.
+type Config = controllerutil.Config
 
 // Controller keeps the Endpoints of Services with selectors.
 type Controller struct {
@@ -58,25 +50,19 @@ type Controller struct {
 
 // New builds the controller.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, fmt.Errorf("endpoint: Client is required")
+	cfg, err := cfg.WithDefaults(DefaultUser)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+	if cfg.RateLimiter == nil { // kube-controller-manager's for this controller
+		cfg.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second)
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 5
-	}
-	return &Controller{cfg: cfg, queue: controllerutil.NewQueue(controllerutil.QueueConfig{Name: "endpoint", Clock: cfg.Clock,
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second)})}, nil
+	return &Controller{cfg: cfg, queue: cfg.NewQueue("endpoint", ControllerName)}, nil
 }
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	f := c.cfg.Informers
-	if f == nil {
-		f = informers.NewSharedInformerFactory(c.cfg.Client, 0)
-	}
+	f := c.cfg.InformerFactory()
 	svcInf, podInf, epInf := f.Core().V1().Services().Informer(), f.Core().V1().Pods().Informer(), f.Core().V1().Endpoints().Informer()
 	c.services, c.pods, c.endpoints = f.Core().V1().Services().Lister(), f.Core().V1().Pods().Lister(), f.Core().V1().Endpoints().Lister()
 	enqueue := func(obj any) {

@@ -18,13 +18,10 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 
 	"github.com/podtrace/podtrace/engine/controllers/controllerutil"
 )
@@ -35,18 +32,12 @@ const ControllerName = "endpointslice-controller.k8s.io"
 // maxEndpointsPerSlice is kube-controller-manager's --max-endpoints-per-slice default.
 const maxEndpointsPerSlice = 100
 
-// Config is what the controller needs.
-type Config struct {
-	// Client acts as system:serviceaccount:kube-system:endpointslice-controller.
-	Client kubernetes.Interface
-	// Clock drives retries; real time when nil.
-	Clock clock.WithTicker
-	// Informers are kube-controller-manager's shared ones; nil makes new ones from Client.
-	Informers informers.SharedInformerFactory
-	// Workers syncing Services at once (kube-controller-manager's
-	// --concurrent-service-endpoint-syncs, 5 by default).
-	Workers int
-}
+// DefaultUser is the controller's identity (docs/architecture.md).
+const DefaultUser = "system:serviceaccount:kube-system:endpointslice-controller"
+
+// Config is what every controller of kube-controller-manager's takes; this
+// one uses Client, Clock, Informers, Workers and RateLimiter.
+type Config = controllerutil.Config
 
 // Controller keeps the EndpointSlices of Services with selectors.
 type Controller struct {
@@ -60,25 +51,19 @@ type Controller struct {
 
 // New builds the controller.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, fmt.Errorf("endpointslice: Client is required")
+	cfg, err := cfg.WithDefaults(DefaultUser)
+	if err != nil {
+		return nil, fmt.Errorf("endpointslice: %w", err)
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+	if cfg.RateLimiter == nil { // kube-controller-manager's for this controller
+		cfg.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second)
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 5
-	}
-	return &Controller{cfg: cfg, tracker: newTracker(), queue: controllerutil.NewQueue(controllerutil.QueueConfig{Name: "endpoint_slice", Clock: cfg.Clock,
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second)})}, nil
+	return &Controller{cfg: cfg, tracker: newTracker(), queue: cfg.NewQueue("endpoint_slice", "endpointslice-controller")}, nil
 }
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	f := c.cfg.Informers
-	if f == nil {
-		f = informers.NewSharedInformerFactory(c.cfg.Client, 0)
-	}
+	f := c.cfg.InformerFactory()
 	svcInf := f.Core().V1().Services().Informer()
 	podInf := f.Core().V1().Pods().Informer()
 	sliceInf := f.Discovery().V1().EndpointSlices().Informer()
