@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -123,7 +124,7 @@ func TestAttachRebuildsStagesFromTheAPI(t *testing.T) {
 		return true
 	})
 	for _, p := range webPods() {
-		if got := firsts(p); !equal(got, observable) {
+		if got := firsts(p); !slices.Equal(got, observable) {
 			t.Errorf("pod %s: stages %v, want %v in this order", p, got, observable)
 		}
 	}
@@ -253,18 +254,6 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("%q: %v %v, want %s", tt.in, got, err, tt.want)
 		}
 	}
-}
-
-func equal(a, b []stages.ID) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAttachReadsTheAuditLog follows an audit log being written and puts

@@ -2,9 +2,11 @@ package servicealloc
 
 import (
 	"net"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // Prepare does what kube-apiserver's service storage does to a Service
@@ -60,7 +62,7 @@ func normalizeClusterIPs(svc, old *corev1.Service) {
 		svc.Spec.ClusterIPs = old.Spec.ClusterIPs
 	}
 	if svc.Spec.ClusterIP != old.Spec.ClusterIP && len(svc.Spec.ClusterIPs) > 0 &&
-		sameStrings(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) {
+		slices.Equal(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) {
 		// the singular field changed alone (an old client): follow it
 		if svc.Spec.ClusterIP == "" {
 			svc.Spec.ClusterIPs = nil
@@ -104,13 +106,13 @@ func patchAllocatedValues(svc, old *corev1.Service) {
 // the user did not change it.
 func dropTypeDependentFields(svc, old *corev1.Service) {
 	if NeedsClusterIP(old) && !NeedsClusterIP(svc) {
-		if sameStrings(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) && svc.Spec.ClusterIP == old.Spec.ClusterIP {
+		if slices.Equal(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) && svc.Spec.ClusterIP == old.Spec.ClusterIP {
 			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
 		}
-		if sameFamilies(svc.Spec.IPFamilies, old.Spec.IPFamilies) {
+		if slices.Equal(svc.Spec.IPFamilies, old.Spec.IPFamilies) {
 			svc.Spec.IPFamilies = nil
 		}
-		if samePolicy(svc.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy) {
+		if ptr.Equal(svc.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy) {
 			svc.Spec.IPFamilyPolicy = nil
 		}
 	}
@@ -132,7 +134,7 @@ func dropTypeDependentFields(svc, old *corev1.Service) {
 		svc.Spec.ExternalTrafficPolicy = ""
 	}
 	if old.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.Type != corev1.ServiceTypeLoadBalancer &&
-		samePtrBool(svc.Spec.AllocateLoadBalancerNodePorts, old.Spec.AllocateLoadBalancerNodePorts) {
+		ptr.Equal(svc.Spec.AllocateLoadBalancerNodePorts, old.Spec.AllocateLoadBalancerNodePorts) {
 		svc.Spec.AllocateLoadBalancerNodePorts = nil
 	}
 }
@@ -202,36 +204,4 @@ func initIPFamilyFields(svc, old *corev1.Service) field.ErrorList {
 		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	}
 	return nil
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func sameFamilies(a, b []corev1.IPFamily) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func samePolicy(a, b *corev1.IPFamilyPolicy) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
-}
-
-func samePtrBool(a, b *bool) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
