@@ -232,9 +232,7 @@ func (c *cacher) applyUnkept(ev *clientv3.Event, p past) {
 	if c.watchers.len() == 0 {
 		return
 	}
-	needPrev := false
-	c.watchers.each(func(w *watcher) { needPrev = needPrev || w.pred.selects() })
-	if ch := c.expand(&p, needPrev); ch != nil {
+	if ch := c.expand(&p, c.watchers.anySelects()); ch != nil {
 		c.watchers.visit(ch, func(w *watcher) { w.send(ch) })
 	}
 }

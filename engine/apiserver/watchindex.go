@@ -40,6 +40,9 @@ type watchIndex struct {
 	all     map[watchScope]watcherSet
 	byValue map[string]watcherSet
 	n       int
+	// selecting counts the watchers with a label or field selector, which
+	// need a change's previous object to tell ADDED/DELETED from MODIFIED.
+	selecting int
 }
 
 // triggerField returns the field a resource's watchers are indexed by: as in
@@ -96,6 +99,9 @@ func (x *watchIndex) add(w *watcher) {
 	}
 	if _, ok := set[w]; !ok {
 		set[w] = struct{}{}
+		if w.pred.selects() {
+			x.selecting++
+		}
 		x.n++
 	}
 }
@@ -108,6 +114,9 @@ func (x *watchIndex) remove(w *watcher) {
 	}
 	delete(set, w)
 	x.n--
+	if w.pred.selects() {
+		x.selecting--
+	}
 	if len(set) > 0 {
 		return
 	}
@@ -124,6 +133,9 @@ func (x *watchIndex) bucket(k watchKey) watcherSet {
 	}
 	return x.all[k.scope]
 }
+
+// anySelects reports whether some watcher has a label or field selector.
+func (x *watchIndex) anySelects() bool { return x.selecting > 0 }
 
 // len returns how many watchers are indexed.
 func (x *watchIndex) len() int { return x.n }

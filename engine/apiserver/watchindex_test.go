@@ -79,7 +79,13 @@ func TestWatchIndexAddRemove(t *testing.T) {
 	if x.len() != 2 || len(x.byValue["a"]) != 1 {
 		t.Fatalf("after removing a1: len %d, bucket a %v", x.len(), x.byValue["a"])
 	}
+	if !x.anySelects() {
+		t.Fatal("a2 selects by field, but the index says no watcher selects")
+	}
 	x.remove(a2)
+	if x.anySelects() {
+		t.Fatal("only an unselected watcher is left, but the index says some selects")
+	}
 	x.remove(all)
 	if x.len() != 0 || len(x.byValue) != 0 || len(x.all) != 0 {
 		t.Fatalf("after removing all: len %d, buckets %v / %v", x.len(), x.byValue, x.all)
