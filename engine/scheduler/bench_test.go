@@ -12,9 +12,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/podtrace/podtrace/engine/enginetest"
+	"github.com/podtrace/podtrace/engine/scheduler/framework"
+	"github.com/podtrace/podtrace/engine/scheduler/plugins/names"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -77,6 +81,8 @@ func benchCreatePods(b *testing.B, c kubernetes.Interface, ns, schedulerName str
 // concurrency (DefaultBindConcurrency), no filtering or scoring, measured
 // once before and once after the scheduler (their combined rate is the
 // ceiling). The ratio should be at least 0.8. Run with -benchtime=1x;
+// Diagnostics: SCHED_WATCHED_CEILING=1 also measures bind-only with a pod
+// informer running; SCHED_PLUGINS=NodeName schedules with that filter only.
 // SCHED_PROFILE=FILE and CEILING_PROFILE=FILE write CPU profiles of the phases;
 // SCHED_MEMPROFILE=FILE writes allocation profiles at the scheduler phase's
 // start (FILE.before) and end (FILE): pprof -diff_base FILE.before FILE.
@@ -121,7 +127,7 @@ func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
 			}
 		}()
 		ctx, cancel := context.WithCancel(env.Ctx)
-		s, err := New(Config{Client: schedClient, Clock: env.Clock, Tracer: env.Tracer, Seed: 1})
+		s, err := New(Config{Client: schedClient, Clock: env.Clock, Tracer: env.Tracer, Seed: 1, Plugins: benchPlugins()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -157,6 +163,12 @@ func BenchmarkSchedule5000PodsOn500Nodes(b *testing.B) {
 		b.Logf("scheduler: last pod scheduled after %v, last bound after %v; bind-only took %v before and %v after",
 			time.Unix(0, lastScheduled.Load()).Sub(start), elapsed, before, after)
 		rate := float64(benchPods) / elapsed.Seconds()
+		if os.Getenv("SCHED_WATCHED_CEILING") != "" {
+			// Diagnostic, not the ceiling: bind-only while one pod
+			// informer watches, as the scheduler's own must.
+			watched := benchBindOnlyWatched(b, admin, schedClient, fmt.Sprintf("ceiling-w-%d", iter))
+			b.ReportMetric(float64(benchPods)/watched.Seconds(), "bind-only-watched-pods/s")
+		}
 		b.ReportMetric(rate, "pods/s")
 		b.ReportMetric(ceiling, "bind-only-pods/s")
 		b.ReportMetric(rate/ceiling, "ratio")
@@ -190,6 +202,30 @@ func benchBindOnly(b *testing.B, admin, c kubernetes.Interface, ns string) time.
 		b.Fatalf("bind-only: %v", err)
 	}
 	return d
+}
+
+// benchBindOnlyWatched is benchBindOnly with a pod informer of c's running
+// throughout, as the scheduler's informer runs while it binds.
+func benchBindOnlyWatched(b *testing.B, admin, c kubernetes.Interface, ns string) time.Duration {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := informers.NewSharedInformerFactory(c, 0)
+	inf := f.Core().V1().Pods().Informer()
+	f.Start(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		b.Fatal("pod informer did not sync")
+	}
+	return benchBindOnly(b, admin, c, ns)
+}
+
+// benchPlugins is the default plugin set, or with SCHED_PLUGINS=NodeName
+// only that filter (a diagnostic: the scheduler's machinery without the
+// algorithm's filtering and scoring).
+func benchPlugins() []framework.PluginConfig {
+	if os.Getenv("SCHED_PLUGINS") == "NodeName" {
+		return []framework.PluginConfig{{Name: names.NodeName}}
+	}
+	return DefaultPlugins()
 }
 
 // startProfile starts a CPU profile into the file named by the environment
