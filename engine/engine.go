@@ -1,8 +1,8 @@
 // Package engine runs podtrace's embedded cluster in one process: etcd and
-// the API server (controlplane), the Deployment, ReplicaSet, garbage
-// collector and serviceaccount controllers, the scheduler, and one kubelet
-// per node, every component talking to the API server over loopback HTTPS
-// with its own identity and reporting stage events to one Hub.
+// the upstream control plane (controlplane: kube-apiserver,
+// kube-controller-manager, kube-scheduler, instrumented at their seams) and
+// one kubelet per node, every component talking to the API server over
+// loopback HTTPS with its own identity and reporting stage events to one Hub.
 package engine
 
 import (
@@ -10,26 +10,17 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/podtrace/podtrace/engine/apiserver/authn"
 	"github.com/podtrace/podtrace/engine/clock"
-	"github.com/podtrace/podtrace/engine/controllers/deployment"
-	"github.com/podtrace/podtrace/engine/controllers/endpoint"
-	"github.com/podtrace/podtrace/engine/controllers/endpointslice"
-	"github.com/podtrace/podtrace/engine/controllers/garbagecollector"
-	"github.com/podtrace/podtrace/engine/controllers/job"
-	"github.com/podtrace/podtrace/engine/controllers/namespace"
-	"github.com/podtrace/podtrace/engine/controllers/namespacedefaults"
-	"github.com/podtrace/podtrace/engine/controllers/replicaset"
 	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/kubelet"
 	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
-	"github.com/podtrace/podtrace/engine/scheduler"
 	"github.com/podtrace/podtrace/engine/trace"
 )
 
@@ -37,8 +28,10 @@ import (
 type Config struct {
 	// DataDir keeps the cluster across restarts; empty means temporary.
 	DataDir string
-	// EtcdEndpoints use an external etcd instead of the embedded one.
+	// EtcdEndpoints use an external etcd instead of the embedded one;
+	// EtcdTLS is how to reach it (CA, client certificate and key).
 	EtcdEndpoints []string
+	EtcdTLS       etcd.TLSFiles
 	// UnsafeNoFsync turns etcd's fsync off (benchmarks).
 	UnsafeNoFsync bool
 	// Nodes to run a kubelet for.
@@ -64,11 +57,10 @@ type Config struct {
 // Engine is a running cluster.
 type Engine struct {
 	*controlplane.ControlPlane
-	Clock     *clock.Clock
-	Hub       *trace.Hub
-	Tracer    *trace.Tracer
-	Scheduler *scheduler.Scheduler
-	Kubelets  []*kubelet.Kubelet
+	Clock    *clock.Clock
+	Hub      *trace.Hub
+	Tracer   *trace.Tracer
+	Kubelets []*kubelet.Kubelet
 
 	cancel          context.CancelFunc
 	restoreMemLimit func()
@@ -89,16 +81,12 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	for i, n := range cfg.Nodes {
 		names[i] = n.Name
 	}
-	users := append(authn.ComponentUsers(names...),
-		authn.ServiceAccountUser("kube-system", "generic-garbage-collector"),
-		authn.ServiceAccountUser("kube-system", "namespace-defaults"),
-		authn.ServiceAccountUser("kube-system", "namespace-controller"),
-		authn.ServiceAccountUser("kube-system", "endpointslice-controller"),
-		authn.ServiceAccountUser("kube-system", "endpoint-controller"),
-		authn.ServiceAccountUser("kube-system", "job-controller"))
+	users := make([]authn.User, len(names))
+	for i, n := range names {
+		users[i] = authn.NodeUser(n)
+	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
-		UnsafeNoFsync: cfg.UnsafeNoFsync, Clock: e.Clock, Tracer: e.Tracer, Users: users, PodLogs: e.podLogs,
-		PodExec: e.podExec, PodPortForward: e.podPortForward, PodAttach: e.podAttach})
+		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: e.Tracer, Users: users})
 	if err != nil {
 		e.cancel()
 		e.restoreMemLimit()
@@ -127,80 +115,8 @@ const kubeletsPerEventBroadcaster = 4
 func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	type starter interface{ Start(context.Context) error }
 	var all []starter
-	sa := func(name string) authn.User { return authn.ServiceAccountUser("kube-system", name) }
-	// kube-controller-manager's shared informers: one cache of each kind for
-	// every controller, watching as system:kube-controller-manager.
-	kcm, err := e.client(authn.User{Name: authn.KubeControllerManager}, "kube-controller-manager")
-	if err != nil {
-		return err
-	}
-	shared := informers.NewSharedInformerFactory(kcm, 0)
-
-	c, err := e.client(sa("replicaset-controller"), "kube-controller-manager")
-	if err != nil {
-		return err
-	}
-	rs, err := replicaset.New(replicaset.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(sa("job-controller"), "kube-controller-manager"); err != nil {
-		return err
-	}
-	jc, err := job.New(job.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(sa("deployment-controller"), "kube-controller-manager"); err != nil {
-		return err
-	}
-	dc, err := deployment.New(deployment.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(sa("generic-garbage-collector"), "kube-controller-manager"); err != nil {
-		return err
-	}
-	gc, err := garbagecollector.New(garbagecollector.Config{Client: c, Clock: e.Clock, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(sa("namespace-defaults"), "kube-controller-manager"); err != nil {
-		return err
-	}
-	sac, err := namespacedefaults.New(namespacedefaults.Config{Client: c, Clock: e.Clock, CACert: e.PKI.CAPEM, Informers: shared})
-	if err != nil {
-		return err
-	}
-	nsCfg, err := e.ControlPlane.RestConfig(sa("namespace-controller"), "kube-controller-manager/v1.36.3 (podtrace)")
-	if err != nil {
-		return err
-	}
-	nsc, err := namespace.New(namespace.Config{RestConfig: nsCfg, Clock: e.Clock, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(sa("endpointslice-controller"), "kube-controller-manager"); err != nil {
-		return err
-	}
-	esc, err := endpointslice.New(endpointslice.Config{Client: c, Clock: e.Clock, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(sa("endpoint-controller"), "kube-controller-manager"); err != nil {
-		return err
-	}
-	epc, err := endpoint.New(endpoint.Config{Client: c, Clock: e.Clock, Informers: shared})
-	if err != nil {
-		return err
-	}
-	if c, err = e.client(authn.User{Name: authn.KubeScheduler}, "kube-scheduler"); err != nil {
-		return err
-	}
-	if e.Scheduler, err = scheduler.New(scheduler.Config{Client: c, Clock: e.Clock, Tracer: e.Tracer, Seed: uint64(cfg.Seed)}); err != nil {
-		return err
-	}
-	all = append(all, rs, jc, dc, gc, sac, nsc, esc, epc, e.Scheduler)
+	var c kubernetes.Interface
+	var err error
 	events := kubelet.NewEventHub(ctx, e.Clock, kubeletsPerEventBroadcaster)
 	for i, n := range cfg.Nodes {
 		if c, err = e.client(authn.NodeUser(n.Name), "kubelet"); err != nil {

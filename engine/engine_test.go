@@ -86,7 +86,7 @@ func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	e, rec := start(t, 3)
 	ctx := context.Background()
 	// Everything listens on loopback (the README says so).
-	for _, u := range append([]string{e.API.URL()}, e.Etcd.Endpoints...) {
+	for _, u := range append([]string{e.API.URL}, e.Etcd.Endpoints...) {
 		if !strings.Contains(u, "://127.0.0.1:") {
 			t.Errorf("%s does not listen on 127.0.0.1", u)
 		}

@@ -21,7 +21,7 @@ func serveCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup()
-	fmt.Printf("podtrace: API server at %s\nexport KUBECONFIG=%s\n", e.API.URL(), e.Kubeconfig)
+	fmt.Printf("podtrace: API server at %s\nexport KUBECONFIG=%s\n", e.API.URL, e.Kubeconfig)
 	<-ctx.Done()
 	return nil
 }

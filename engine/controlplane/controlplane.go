@@ -1,6 +1,8 @@
-// Package controlplane assembles podtrace's API side: etcd, PKI, tokens and
-// the API server with its authn, authz (RBAC), admission, defaulting and
-// validation, and hands out clients for each component's identity.
+// Package controlplane runs the upstream Kubernetes control plane in
+// podtrace's process: etcd (embedded with mutual TLS, or external), the real
+// kube-apiserver, kube-controller-manager and kube-scheduler (engine/upstream)
+// with podtrace's seams installed (engine/hooks), and hands out clients for
+// each component's identity.
 package controlplane
 
 import (
@@ -12,68 +14,72 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
+	"k8s.io/client-go/util/keyutil"
 
-	"github.com/podtrace/podtrace/engine/apiserver"
-	"github.com/podtrace/podtrace/engine/apiserver/admission"
 	"github.com/podtrace/podtrace/engine/apiserver/authn"
-	"github.com/podtrace/podtrace/engine/apiserver/authz"
-	"github.com/podtrace/podtrace/engine/apiserver/bootstrap"
-	"github.com/podtrace/podtrace/engine/apiserver/defaults"
-	"github.com/podtrace/podtrace/engine/apiserver/pki"
-	"github.com/podtrace/podtrace/engine/apiserver/validation"
 	"github.com/podtrace/podtrace/engine/etcd"
+	apihooks "github.com/podtrace/podtrace/engine/hooks/api"
+	schedhooks "github.com/podtrace/podtrace/engine/hooks/sched"
+	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/engine/upstream"
 )
 
 // Config says where the control plane keeps its state.
 type Config struct {
-	// DataDir keeps etcd data, certificates, tokens and the kubeconfig
-	// across restarts; empty means a temporary directory removed on Close.
+	// DataDir keeps etcd data, certificates, tokens, logs and the
+	// kubeconfig across restarts; empty means a temporary directory removed
+	// on Close.
 	DataDir string
-	// EtcdEndpoints use an external etcd instead of the embedded one.
+	// EtcdEndpoints use an external etcd instead of the embedded one;
+	// EtcdTLS is how to reach it (CA, client certificate and key).
 	EtcdEndpoints []string
+	EtcdTLS       etcd.TLSFiles
 	// UnsafeNoFsync turns off etcd's fsync (benchmarks, tests).
 	UnsafeNoFsync bool
 	// Address is the API server's listen address (default 127.0.0.1:0).
 	Address string
-	// Clock drives timestamps; Tracer receives API stage events.
-	Clock  clock.Clock
+	// Tracer receives the stage events of the seams and holds their faults
+	// and breakpoints; nil runs the components without podtrace's hooks.
 	Tracer *trace.Tracer
-	// Users get bearer tokens (component identities); they are kept in tokens.csv.
+	// Users get bearer tokens in the static token file (the nodes'
+	// kubelets); any other identity gets a client certificate.
 	Users []authn.User
-	// PodLogs serves pods/log.
-	PodLogs apiserver.PodLogFunc
-	// PodExec serves pods/exec.
-	PodExec apiserver.PodExecFunc
-	// PodPortForward serves pods/portforward.
-	PodPortForward apiserver.PodPortForwardFunc
-	// PodAttach serves pods/attach.
-	PodAttach apiserver.PodAttachFunc
+	// Controllers is kube-controller-manager's --controllers ("*" when empty).
+	Controllers string
 }
 
-// ControlPlane is a running etcd and API server.
+// ControlPlane is a running etcd, kube-apiserver, kube-controller-manager
+// and kube-scheduler.
 type ControlPlane struct {
 	Etcd       *etcd.Server
-	API        *apiserver.Server
+	API        *upstream.APIServer
 	PKI        *pki.Bundle
 	Tokens     *authn.Tokens
 	Kubeconfig string // path of the admin kubeconfig
 	DataDir    string
+	LogFile    string // every component's log (klog)
 
 	cancel context.CancelFunc
 	tmpDir string
+	lock   *os.File
+	log    *os.File
 	once   sync.Once
 	err    error
 }
 
-// Start brings up etcd and the API server and writes the kubeconfig.
+// Identities the control plane's own components use.
+var (
+	controllerManager = authn.User{Name: authn.KubeControllerManager}
+	scheduler         = authn.User{Name: authn.KubeScheduler}
+)
+
+// Start brings up etcd and the control plane and writes the kubeconfig.
 func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	cp := &ControlPlane{DataDir: cfg.DataDir}
 	if cp.DataDir == "" {
@@ -82,9 +88,6 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 			return nil, fmt.Errorf("start control plane: %w", err)
 		}
 		cp.DataDir, cp.tmpDir = dir, dir
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
 	}
 	ctx, cp.cancel = context.WithCancel(ctx)
 	if err := cp.start(ctx, cfg); err != nil {
@@ -99,141 +102,135 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err = os.MkdirAll(cp.DataDir, 0o700); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
+	if cp.lock, err = lockDir(cp.DataDir); err != nil {
+		return err
+	}
+	cp.LogFile = filepath.Join(cp.DataDir, "podtrace.log")
+	if cp.log, err = upstream.LogTo(cp.LogFile); err != nil {
+		return err
+	}
 	if cp.PKI, err = pki.Ensure(filepath.Join(cp.DataDir, "pki")); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
-	if cp.Tokens, err = authn.LoadOrCreateTokenFile(filepath.Join(cp.DataDir, "tokens.csv"), cfg.Users...); err != nil {
+	if err = cp.PKI.EnsureEtcd(); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
-	cp.Etcd, err = etcd.Start(ctx, etcd.Config{DataDir: filepath.Join(cp.DataDir, "etcd"), Endpoints: cfg.EtcdEndpoints,
-		LogFile: filepath.Join(cp.DataDir, "etcd.log"), UnsafeNoFsync: cfg.UnsafeNoFsync})
-	if err != nil {
-		return err
-	}
-	var chain *admission.Chain
-	svcs := newServices(cfg.Clock)
-	rbac := authz.Union{authz.PrivilegedGroups("system:masters")}
-	api, err := apiserver.New(apiserver.Config{
-		Etcd:          cp.Etcd.Client,
-		Address:       cfg.Address,
-		TLS:           cp.PKI.ServerTLSConfig(),
-		Authenticator: authn.New(authn.Config{ClientCAs: cp.PKI.ClientCertPool(), Tokens: cp.Tokens, Anonymous: true}),
-		Authorizer: authz.AuthorizerFunc(func(ctx context.Context, a authz.Attributes) (authz.Decision, string, error) {
-			return rbac.Authorize(ctx, a)
-		}),
-		Admit: func(ctx context.Context, r *apiserver.AdmissionRequest) error {
-			return admit(ctx, chain, r)
-		},
-		Default:        defaults.Default,
-		Validate:       svcs.validate,
-		Clock:          cfg.Clock,
-		Tracer:         cfg.Tracer,
-		Bootstrap:      append(bootstrapObjects(), kubernetesService(cfg.Address)),
-		PodLogs:        cfg.PodLogs,
-		PodExec:        cfg.PodExec,
-		PodPortForward: cfg.PodPortForward,
-		PodAttach:      cfg.PodAttach,
-		Released: func(ctx context.Context, res *apiserver.Resource, obj runtime.Object) {
-			_ = chain.ObjectDeleted(ctx, res.GroupResource(), obj) // quota usage given back
-			svcs.released(obj)                                     // cluster IP and node ports given back
-		},
-	})
-	if err != nil {
-		return err
-	}
-	rbac = append(rbac, authz.New(api.RBACLister()))
-	chain = admission.New(api.Store())
-	if err := api.Store().SetBegin("services", svcs.begin); err != nil {
+	tokenFile := filepath.Join(cp.DataDir, "tokens.csv")
+	users := append([]authn.User{controllerManager, scheduler}, cfg.Users...)
+	if cp.Tokens, err = authn.LoadOrCreateTokenFile(tokenFile, users...); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
-	if err := api.Start(ctx); err != nil {
+	saKey := cp.PKI.Path("sa.key")
+	if _, _, err = keyutil.LoadOrGenerateKeyFile(saKey); err != nil {
+		return fmt.Errorf("start control plane: service account key: %w", err)
+	}
+	if err = cp.startEtcd(ctx, cfg); err != nil {
 		return err
 	}
-	// Allocations are rebuilt from the stored Services before any client
-	// has the kubeconfig, then repaired periodically.
-	if err := svcs.repair(ctx, api.Store()); err != nil {
-		return fmt.Errorf("start control plane: rebuild service allocations: %w", err)
+	api := upstream.APIServerConfig{Address: cfg.Address, EtcdServers: cp.Etcd.Endpoints, EtcdTLS: cp.Etcd.ClientTLS,
+		ServingCertFile: cp.PKI.Path(pki.ServingCertFile), ServingKeyFile: cp.PKI.Path(pki.ServingKeyFile),
+		ClientCAFile: cp.PKI.Path(pki.CACertFile), TokenFile: tokenFile, ServiceAccountKeyFile: saKey}
+	if cfg.Tracer != nil {
+		api.Hooks = apihooks.New(cfg.Tracer)
 	}
-	go svcs.repairLoop(ctx, api.Store())
-	cp.API = api
+	if cp.API, err = upstream.StartAPIServer(ctx, api); err != nil {
+		return err
+	}
+	if err = cp.bootstrap(ctx); err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
 	cp.Kubeconfig = filepath.Join(cp.DataDir, "kubeconfig")
-	if err := cp.PKI.WriteKubeconfig(cp.Kubeconfig, api.URL()); err != nil {
+	if err = cp.PKI.WriteKubeconfig(cp.Kubeconfig, cp.API.URL); err != nil {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
-	return nil
+	kcm, err := cp.componentKubeconfig(controllerManager, "kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	if err = upstream.StartControllerManager(ctx, upstream.ControllerManagerConfig{Kubeconfig: kcm,
+		ServiceAccountKeyFile: saKey, RootCAFile: cp.PKI.Path(pki.CACertFile), Controllers: cfg.Controllers,
+		ClusterSigningCertFile: cp.PKI.Path(pki.CACertFile), ClusterSigningKeyFile: cp.PKI.Path(pki.CAKeyFile)}); err != nil {
+		return err
+	}
+	sched, err := cp.componentKubeconfig(scheduler, "kube-scheduler")
+	if err != nil {
+		return err
+	}
+	sc := upstream.SchedulerConfig{Kubeconfig: sched, Dir: cp.DataDir}
+	if cfg.Tracer != nil {
+		sc.Hooks = schedhooks.New(cfg.Tracer)
+	}
+	return upstream.StartScheduler(ctx, sc)
 }
 
-// admit adapts an API server write to the admission chain, naming the
-// plugin that refused it.
-func admit(ctx context.Context, chain *admission.Chain, r *apiserver.AdmissionRequest) error {
-	a := &admission.Attributes{Operation: admission.Operation(r.Operation), Kind: r.Resource.GVK(),
-		Resource: r.Resource.GVR, Subresource: r.Subresource, Namespace: r.Namespace, Name: r.Name,
-		Object: r.Object, OldObject: r.OldObject}
-	if r.User != nil {
-		a.User = admission.User{Name: r.User.Name, Groups: r.User.Groups}
+func (cp *ControlPlane) startEtcd(ctx context.Context, cfg Config) error {
+	ec := etcd.Config{DataDir: filepath.Join(cp.DataDir, "etcd"), Endpoints: cfg.EtcdEndpoints,
+		LogFile: filepath.Join(cp.DataDir, "etcd.log"), UnsafeNoFsync: cfg.UnsafeNoFsync, ClientTLS: cfg.EtcdTLS}
+	if len(cfg.EtcdEndpoints) == 0 {
+		ca := cp.PKI.Path(pki.CACertFile)
+		ec.ServerTLS = etcd.TLSFiles{CAFile: ca, CertFile: cp.PKI.Path(pki.EtcdServerCertFile), KeyFile: cp.PKI.Path(pki.EtcdServerKeyFile)}
+		ec.ClientTLS = etcd.TLSFiles{CAFile: ca, CertFile: cp.PKI.Path(pki.EtcdClientCertFile), KeyFile: cp.PKI.Path(pki.EtcdClientKeyFile)}
 	}
-	err := chain.Admit(ctx, a)
+	var err error
+	cp.Etcd, err = etcd.Start(ctx, ec)
+	return err
+}
+
+// bootstrap gives the viewer of the kubeconfig's second context read access
+// to its namespace, with upstream's own "view" ClusterRole.
+func (cp *ControlPlane) bootstrap(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(cp.AdminConfig())
 	if err != nil {
-		r.Plugin = admission.RejectedBy(err)
-		var rej *admission.Rejection
-		if errors.As(err, &rej) {
-			return rej.Err
-		}
+		return err
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "podtrace-viewer", Namespace: pki.ViewerNamespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: pki.ViewerUser}},
+	}
+	_, err = client.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
 	}
 	return err
 }
 
-func validate(obj, old runtime.Object) field.ErrorList {
-	if old == nil {
-		return validation.ValidateCreate(obj)
-	}
-	return validation.ValidateUpdate(obj, old)
-}
-
-// bootstrapObjects are what kube-apiserver and its post-start hooks create:
-// the system namespaces and the bootstrap RBAC policy.
-func bootstrapObjects() []runtime.Object {
-	var objs []runtime.Object
-	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	}
-	// The serviceaccount controller's work for the system namespaces, done
-	// up front so pods can be admitted from the first request.
-	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		objs = append(objs, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
-	}
-	for _, r := range bootstrap.ClusterRoles() {
-		objs = append(objs, r)
-	}
-	for _, b := range bootstrap.ClusterRoleBindings() {
-		objs = append(objs, b)
-	}
-	for _, b := range bootstrap.RoleBindings() {
-		objs = append(objs, b)
-	}
-	return objs
-}
-
-// RestConfig returns a client configuration for a user with a bearer token
-// (one is generated if the user has none).
-func (cp *ControlPlane) RestConfig(user authn.User, userAgent string) (*rest.Config, error) {
+// componentKubeconfig writes the kubeconfig of one of the control plane's
+// own components and returns its path.
+func (cp *ControlPlane) componentKubeconfig(user authn.User, name string) (string, error) {
 	token, ok := cp.Tokens.TokenFor(user.Name)
 	if !ok {
-		var err error
-		if token, err = cp.Tokens.Generate(user); err != nil {
-			return nil, err
-		}
+		return "", fmt.Errorf("start control plane: no token for %s", user.Name)
 	}
-	return &rest.Config{
-		Host:            cp.API.URL(),
-		BearerToken:     token,
+	path := filepath.Join(cp.DataDir, name+".kubeconfig")
+	err := pki.WriteKubeconfig(path, cp.API.URL, cp.PKI.CAPEM, name,
+		pki.KubeconfigUser{Name: user.Name, Context: name, Token: token})
+	return path, err
+}
+
+// RestConfig returns a client configuration for user: its bearer token when
+// the static token file has one, otherwise a client certificate the cluster
+// CA signs for the user and its groups.
+func (cp *ControlPlane) RestConfig(user authn.User, userAgent string) (*rest.Config, error) {
+	cfg := &rest.Config{
+		Host:            cp.API.URL,
 		TLSClientConfig: rest.TLSClientConfig{CAData: cp.PKI.CAPEM},
 		UserAgent:       userAgent,
 		QPS:             -1, // no client-side rate limit: the engine's own components
 		Timeout:         60 * time.Second,
 		ContentConfig: rest.ContentConfig{ContentType: "application/vnd.kubernetes.protobuf",
 			AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json"},
-	}, nil
+	}
+	if token, ok := cp.Tokens.TokenFor(user.Name); ok {
+		cfg.BearerToken = token
+		return cfg, nil
+	}
+	cert, key, err := cp.PKI.IssueClient(user.Name, user.Groups)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CertData, cfg.KeyData = cert, key
+	return cfg, nil
 }
 
 // Client returns a clientset acting as user.
@@ -247,22 +244,31 @@ func (cp *ControlPlane) Client(user authn.User, userAgent string) (kubernetes.In
 
 // AdminConfig returns the admin's client configuration (client certificate).
 func (cp *ControlPlane) AdminConfig() *rest.Config {
-	return &rest.Config{Host: cp.API.URL(), UserAgent: "podtrace",
+	return &rest.Config{Host: cp.API.URL, UserAgent: "podtrace",
 		TLSClientConfig: rest.TLSClientConfig{CAData: cp.PKI.CAPEM, CertData: cp.PKI.AdminCertPEM, KeyData: cp.PKI.AdminKeyPEM},
 		QPS:             -1, Timeout: 60 * time.Second}
 }
 
-// Close stops the API server and etcd and removes a temporary data dir.
+// Close stops the components and etcd and removes a temporary data dir.
 func (cp *ControlPlane) Close() error {
 	cp.once.Do(func() {
 		if cp.cancel != nil {
 			cp.cancel()
 		}
+		if cp.API != nil {
+			select {
+			case <-cp.API.Done():
+			case <-time.After(10 * time.Second):
+			}
+		}
 		if cp.Etcd != nil {
 			cp.err = cp.Etcd.Close()
 		}
+		if cp.lock != nil {
+			cp.lock.Close()
+		}
 		if cp.tmpDir != "" {
-			os.RemoveAll(cp.tmpDir)
+			cp.err = errors.Join(cp.err, os.RemoveAll(cp.tmpDir))
 		}
 	})
 	return cp.err

@@ -61,7 +61,7 @@ func Start(t testing.TB, opts ...Options) *Env {
 		env.recording = env.Hub.Record()
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: o.DataDir, UnsafeNoFsync: !o.Fsync,
-		Clock: env.Clock, Tracer: env.Tracer, Users: authn.ComponentUsers()})
+		Tracer: env.Tracer})
 	if err != nil {
 		cancel()
 		t.Fatalf("start control plane: %v", err)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -34,7 +35,22 @@ type Config struct {
 	// UnsafeNoFsync turns off fsync, for benchmarks and tests that want speed
 	// over durability (etcd's --unsafe-no-fsync).
 	UnsafeNoFsync bool
+	// ServerTLS is the embedded member's serving pair and the CA its clients'
+	// certificates must be signed by: with it the client port speaks only
+	// mutual TLS (etcd's --client-cert-auth). Empty means plain HTTP.
+	ServerTLS TLSFiles
+	// ClientTLS is the pair and CA this process's clients (podtrace's own
+	// and kube-apiserver's) use, for the embedded member or the endpoints.
+	ClientTLS TLSFiles
 }
+
+// TLSFiles names the PEM files of one side of a TLS connection.
+type TLSFiles struct {
+	CAFile, CertFile, KeyFile string
+}
+
+// Empty reports whether no file is named.
+func (f TLSFiles) Empty() bool { return f.CAFile == "" && f.CertFile == "" && f.KeyFile == "" }
 
 // Server is a running etcd and a client connected to it.
 type Server struct {
@@ -44,6 +60,8 @@ type Server struct {
 	Endpoints []string
 	// LogFile is where the embedded member logs; empty for external etcd.
 	LogFile string
+	// ClientTLS is what clients of Endpoints present and trust.
+	ClientTLS TLSFiles
 
 	embedded *embed.Etcd
 	tmpDir   string
@@ -53,7 +71,7 @@ type Server struct {
 // it answers, or with an error after the ready timeout.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if len(cfg.Endpoints) > 0 {
-		return connect(ctx, cfg.Endpoints, nil, "")
+		return connect(ctx, cfg.Endpoints, cfg.ClientTLS, nil, "")
 	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 30 * time.Second
@@ -99,8 +117,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("start etcd: %w", ctx.Err())
 	}
 	go drain(e)
-	endpoint := "http://" + e.Clients[0].Addr().String()
-	srv, err := connect(ctx, []string{endpoint}, e, cfg.LogFile)
+	scheme := "http://"
+	if !cfg.ServerTLS.Empty() {
+		scheme = "https://"
+	}
+	endpoint := scheme + e.Clients[0].Addr().String()
+	srv, err := connect(ctx, []string{endpoint}, cfg.ClientTLS, e, cfg.LogFile)
 	if err != nil {
 		e.Close()
 		s.cleanup()
@@ -122,6 +144,10 @@ func embedConfig(dir string, cfg Config, ports []int) *embed.Config {
 	// text and logged as a warning.
 	ec.WarningUnaryRequestDuration = embed.DefaultWarningUnaryRequestDuration
 	client := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
+	if t := cfg.ServerTLS; !t.Empty() {
+		client.Scheme = "https"
+		ec.ClientTLSInfo = transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile, ClientCertAuth: true}
+	}
 	peer := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
 	ec.ListenClientUrls = []url.URL{client}
 	ec.AdvertiseClientUrls = []url.URL{client}
@@ -142,17 +168,26 @@ func drain(e *embed.Etcd) {
 	}
 }
 
-func connect(ctx context.Context, endpoints []string, e *embed.Etcd, logFile string) (*Server, error) {
-	c, err := clientv3.New(clientv3.Config{
+func connect(ctx context.Context, endpoints []string, tlsFiles TLSFiles, e *embed.Etcd, logFile string) (*Server, error) {
+	cc := clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 		Context:     context.Background(),
-	})
+	}
+	if !tlsFiles.Empty() {
+		info := transport.TLSInfo{CertFile: tlsFiles.CertFile, KeyFile: tlsFiles.KeyFile, TrustedCAFile: tlsFiles.CAFile}
+		tc, err := info.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("connect to etcd %v: %w", endpoints, err)
+		}
+		cc.TLS = tc
+	}
+	c, err := clientv3.New(cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to etcd %v: %w", endpoints, err)
 	}
-	s := &Server{Client: c, Endpoints: endpoints, embedded: e, LogFile: logFile}
+	s := &Server{Client: c, Endpoints: endpoints, embedded: e, LogFile: logFile, ClientTLS: tlsFiles}
 	if err := s.Healthy(ctx); err != nil {
 		c.Close()
 		return nil, err

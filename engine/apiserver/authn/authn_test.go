@@ -13,7 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podtrace/podtrace/engine/apiserver/pki"
+	"github.com/podtrace/podtrace/engine/pki"
 )
 
 // whoami is the answer of the test server: the authenticated user or the

@@ -361,3 +361,29 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	return nil
 }
+
+// File names of the etcd pairs EnsureEtcd creates.
+const (
+	EtcdServerCertFile = "etcd-server.crt"
+	EtcdServerKeyFile  = "etcd-server.key"
+	EtcdClientCertFile = "apiserver-etcd-client.crt"
+	EtcdClientKeyFile  = "apiserver-etcd-client.key"
+)
+
+// EnsureEtcd makes sure the embedded etcd's serving pair and the API
+// server's etcd client pair exist, signed by the cluster CA (as kubeadm's
+// etcd/server and apiserver-etcd-client), so etcd's client port can demand
+// mutual TLS.
+func (b *Bundle) EnsureEtcd() error {
+	if _, _, err := b.ensureLeaf(EtcdServerCertFile, EtcdServerKeyFile, func() ([]byte, []byte, error) {
+		return b.issue(pkix.Name{CommonName: "etcd-server"}, x509.ExtKeyUsageServerAuth, []string{"localhost"}, ServingIPs)
+	}, false); err != nil {
+		return fmt.Errorf("ensure etcd server cert: %w", err)
+	}
+	if _, _, err := b.ensureLeaf(EtcdClientCertFile, EtcdClientKeyFile, func() ([]byte, []byte, error) {
+		return b.IssueClient("kube-apiserver-etcd-client", nil)
+	}, false); err != nil {
+		return fmt.Errorf("ensure etcd client cert: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package controlplane_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/engine/pki"
+	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// One control plane for the package: starting kube-apiserver costs seconds.
+var (
+	cp  *controlplane.ControlPlane
+	rec *trace.Recording
+	tr  *trace.Tracer
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "podtrace-cp-")
+	if err != nil {
+		panic(err)
+	}
+	hub := trace.NewHub()
+	rec = hub.Record()
+	tr = trace.New(clock.RealClock{}, hub)
+	ctx, cancel := context.WithCancel(context.Background())
+	cp, err = controlplane.Start(ctx, controlplane.Config{DataDir: dir, UnsafeNoFsync: true, Tracer: tr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start control plane:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	cp.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func admin(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(cp.AdminConfig())
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestSecondStartOnSameDataDirFailsAtOnce(t *testing.T) {
+	start := time.Now()
+	_, err := controlplane.Start(context.Background(), controlplane.Config{DataDir: cp.DataDir})
+	if err == nil || !strings.Contains(err.Error(), "is in use by another podtrace") {
+		t.Fatalf("second start on %s: got %v, want an in-use error", cp.DataDir, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("second start took %s to fail", d)
+	}
+}
+
+func TestViewerContextIsReadOnly(t *testing.T) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: cp.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: pki.ViewerContext}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	// RBAC reads bindings from an informer: the viewer's is a moment old.
+	waitFor(t, 10*time.Second, "the viewer to list pods", func() bool {
+		_, err := viewer.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+	_, err = viewer.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	want := `configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "default"`
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("viewer create: got %v, want 403 %q", err, want)
+	}
+}
+
+// node registers a Ready node with room for pods, as a kubelet would.
+func node(t *testing.T, name string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
+	n, err := admin(t).CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err != nil {
+		return
+	}
+	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		corev1.ResourcePods: resource.MustParse("110")}
+	n.Status = corev1.NodeStatus{Capacity: rl, Allocatable: rl,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}}
+	if _, err := admin(t).CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeploymentStagesThroughUpstream(t *testing.T) {
+	node(t, "node-1")
+	ctx := context.Background()
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}}}
+	if _, err := admin(t).AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	waitFor(t, 60*time.Second, "2 bound pods", func() bool {
+		l, err := admin(t).CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false
+		}
+		pods = l.Items
+		n := 0
+		for _, p := range pods {
+			if p.Spec.NodeName == "node-1" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	want := []stages.ID{stages.Authn, stages.Authz, stages.Admission, stages.Persist, stages.Reconcile, stages.Schedule, stages.Bind}
+	for _, p := range pods {
+		waitFor(t, 10*time.Second, "bind succeeded event of "+p.Name, func() bool {
+			for _, e := range rec.Events() {
+				if e.Pod == p.Name && e.Stage == stages.Bind && e.Status == stages.Succeeded {
+					return true
+				}
+			}
+			return false
+		})
+		seen := map[stages.ID]stages.Event{}
+		for _, e := range rec.Events() {
+			if e.Pod == p.Name && e.Kind == stages.KindPod && e.Status == stages.Succeeded {
+				seen[e.Stage] = e
+			}
+		}
+		for _, s := range want {
+			if _, ok := seen[s]; !ok {
+				t.Errorf("pod %s: no succeeded %s event (have %v)", p.Name, s, seen)
+			}
+		}
+		if r := seen[stages.Reconcile]; r.Component != "replicaset-controller" || r.Reason != "SuccessfulCreate" {
+			t.Errorf("pod %s reconcile: component %q reason %q, want replicaset-controller SuccessfulCreate", p.Name, r.Component, r.Reason)
+		}
+		if a := seen[stages.Authn]; a.User != "system:serviceaccount:kube-system:replicaset-controller" {
+			t.Errorf("pod %s created by %q, want the replicaset-controller service account", p.Name, a.User)
+		}
+		if b := seen[stages.Bind]; b.Message != fmt.Sprintf("Successfully assigned default/%s to node-1", p.Name) {
+			t.Errorf("pod %s bind message %q", p.Name, b.Message)
+		}
+	}
+}

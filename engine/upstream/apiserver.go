@@ -1,0 +1,192 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+
+	"github.com/podtrace/podtrace/engine/etcd"
+)
+
+// APIServerHooks are podtrace's seams in kube-apiserver. Register runs on
+// the options before they are completed (admission plugins are registered
+// there); Install runs on the config between app.NewConfig and
+// CreateServerChain, where the authenticator, authorizer, admission chain and
+// storage can be wrapped.
+type APIServerHooks interface {
+	Register(s *options.ServerRunOptions) (admissionPlugins []string)
+	Install(c *app.Config)
+}
+
+// APIServerConfig is what kube-apiserver is started with.
+type APIServerConfig struct {
+	// Address is host:port to listen on; 127.0.0.1:0 when empty.
+	Address string
+	// EtcdServers and EtcdTLS say where the storage is and how to reach it.
+	EtcdServers []string
+	EtcdTLS     etcd.TLSFiles
+	// ServingCertFile and ServingKeyFile are the serving pair; ClientCAFile
+	// verifies client certificates (the admin's and the viewer's).
+	ServingCertFile, ServingKeyFile, ClientCAFile string
+	// TokenFile is the static token file of the components' identities.
+	TokenFile string
+	// ServiceAccountKeyFile signs and verifies service account tokens.
+	ServiceAccountKeyFile string
+	// ServiceClusterIPRange is the Services' cluster IP range.
+	ServiceClusterIPRange string
+	// Hooks are podtrace's seams; nil runs plain kube-apiserver.
+	Hooks APIServerHooks
+	// ExtraArgs are more kube-apiserver flags, applied last.
+	ExtraArgs []string
+}
+
+// APIServer is a kube-apiserver serving in this process.
+type APIServer struct {
+	// URL is https://host:port.
+	URL string
+	// Loopback is the server's own privileged loopback client configuration.
+	Loopback *rest.Config
+
+	done chan error
+}
+
+// Done is closed with the server's error (nil after a clean stop) when it stops serving.
+func (s *APIServer) Done() <-chan error { return s.done }
+
+// StartAPIServer builds kube-apiserver from its options as
+// cmd/kube-apiserver/app/testing.StartTestServer does (flags → Complete →
+// NewConfig → hooks → CreateServerChain → PrepareRun) and serves it until
+// ctx ends. It returns once /readyz answers ok.
+func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error) {
+	if cfg.Address == "" {
+		cfg.Address = "127.0.0.1:0"
+	}
+	if cfg.ServiceClusterIPRange == "" {
+		cfg.ServiceClusterIPRange = "10.96.0.0/12"
+	}
+	s := options.NewServerRunOptions()
+	plugins := []string{"NodeRestriction"}
+	if cfg.Hooks != nil {
+		plugins = append(plugins, cfg.Hooks.Register(s)...)
+	}
+	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
+	for _, f := range s.Flags().FlagSets {
+		fs.AddFlagSet(f)
+	}
+	ln, err := net.Listen("tcp", cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	args := []string{
+		"--etcd-servers=" + strings.Join(cfg.EtcdServers, ","),
+		"--tls-cert-file=" + cfg.ServingCertFile,
+		"--tls-private-key-file=" + cfg.ServingKeyFile,
+		"--client-ca-file=" + cfg.ClientCAFile,
+		"--token-auth-file=" + cfg.TokenFile,
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=" + strings.Join(plugins, ","),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + cfg.ServiceAccountKeyFile,
+		"--service-account-signing-key-file=" + cfg.ServiceAccountKeyFile,
+		"--service-cluster-ip-range=" + cfg.ServiceClusterIPRange,
+		"--advertise-address=" + addr.IP.String(),
+		"--bind-address=" + addr.IP.String(),
+		"--secure-port=" + strconv.Itoa(addr.Port),
+		"--allow-privileged=true",
+		"--endpoint-reconciler-type=none",
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
+		// The engine's own components write fast; lift the in-flight limits as
+		// large clusters do.
+		"--max-requests-inflight=2000",
+		"--max-mutating-requests-inflight=1000",
+	}
+	if t := cfg.EtcdTLS; !t.Empty() {
+		args = append(args, "--etcd-cafile="+t.CAFile, "--etcd-certfile="+t.CertFile, "--etcd-keyfile="+t.KeyFile)
+	}
+	args = append(args, cfg.ExtraArgs...)
+	if err := fs.Parse(args); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	s.SecureServing.Listener = ln
+	if err := s.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	completed, err := s.Complete(ctx)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	if errs := completed.Validate(); len(errs) != 0 {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %v", errs)
+	}
+	config, err := app.NewConfig(completed)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	if cfg.Hooks != nil {
+		cfg.Hooks.Install(config)
+	}
+	cc, err := config.Complete()
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	chain, err := app.CreateServerChain(cc)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	prepared, err := chain.PrepareRun()
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	srv := &APIServer{URL: "https://" + addr.String(), done: make(chan error, 1),
+		Loopback: rest.CopyConfig(chain.GenericAPIServer.LoopbackClientConfig)}
+	go func() { srv.done <- prepared.Run(ctx); close(srv.done) }()
+	if err := srv.waitReady(ctx); err != nil {
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	return srv, nil
+}
+
+// waitReady polls /readyz until it answers 200.
+func (s *APIServer) waitReady(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(s.Loopback)
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-s.done:
+			return false, fmt.Errorf("stopped before ready: %w", err)
+		default:
+		}
+		code := 0
+		body, _ := client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code).Raw()
+		last = string(body)
+		return code == http.StatusOK, nil
+	})
+	if err != nil && last != "" {
+		return fmt.Errorf("%w (last /readyz: %s)", err, last)
+	}
+	return err
+}
