@@ -1,0 +1,426 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+	"k8s.io/utils/clock"
+
+	"github.com/podtrace/podtrace/engine/etcd"
+	"github.com/podtrace/podtrace/engine/hooks/sched"
+	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// schedEnv is one control plane shared by the scheduler tests: embedded
+// etcd, upstream's test kube-apiserver and kube-scheduler with the hooks.
+type schedEnv struct {
+	client kubernetes.Interface
+	tr     *trace.Tracer
+	hooks  *sched.Hooks
+	events *eventLog
+	ns     string
+}
+
+// eventLog keeps the stage events emitted by the tracer.
+type eventLog struct {
+	mu     sync.Mutex
+	events []stages.Event
+}
+
+func (l *eventLog) Emit(e stages.Event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+}
+
+// of returns the events of the pod ns/name at stage (every stage when empty).
+func (l *eventLog) of(key string, stage stages.ID) []stages.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []stages.Event
+	for _, e := range l.events {
+		if e.Key() == key && (stage == "" || e.Stage == stage) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+const testNodes = 3
+
+func TestScheduler(t *testing.T) {
+	env := startSchedEnv(t)
+	t.Run("binds", env.testBinds)
+	t.Run("unschedulable", env.testUnschedulable)
+	t.Run("scheduleFault", env.testScheduleFault)
+	t.Run("bindFault", env.testBindFault)
+	t.Run("scheduleBreakpoint", env.testScheduleBreakpoint)
+	t.Run("bindBreakpoint", env.testBindBreakpoint)
+	t.Run("forgets", env.testForgets)
+}
+
+func startSchedEnv(t *testing.T) *schedEnv {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	es, err := etcd.Start(ctx, etcd.Config{UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = es.Close() })
+	dir := t.TempDir()
+	api, err := StartAPIServer(ctx, apiServerFiles(t, dir, es.Endpoints))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Stop the API server before etcd goes away.
+		cancel()
+		select {
+		case <-api.Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	kubeconfig := filepath.Join(dir, "scheduler.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, api.Loopback); err != nil {
+		t.Fatal(err)
+	}
+	log := &eventLog{}
+	tr := trace.New(clock.RealClock{}, log)
+	hooks := sched.New(tr)
+	if err := StartScheduler(ctx, SchedulerConfig{Kubeconfig: kubeconfig, Dir: dir, Hooks: hooks}); err != nil {
+		t.Fatal(err)
+	}
+	env := &schedEnv{client: kubernetes.NewForConfigOrDie(api.Loopback), tr: tr, hooks: hooks, events: log, ns: "podtrace"}
+	if _, err := env.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// No service account controller runs: the ServiceAccount admission
+	// plugin needs the namespace's default account to exist.
+	sa := &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: env.ns, Name: "default"}}
+	if _, err := env.client.CoreV1().ServiceAccounts(env.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range testNodes {
+		node, err := env.client.CoreV1().Nodes().Create(ctx, testNode(fmt.Sprintf("node-%d", i)), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Admission (TaintNodesByCondition) taints a new node not-ready; no
+		// node lifecycle controller runs to lift the taint once it is Ready.
+		node.Spec.Taints = nil
+		if _, err := env.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return env
+}
+
+// apiServerFiles writes what kube-apiserver needs to start (a self-signed
+// serving pair, which also serves as the client CA, a token file and a
+// service account key) and returns its configuration. The tests talk to it
+// through its loopback configuration.
+func apiServerFiles(t *testing.T, dir string, etcdServers []string) APIServerConfig {
+	t.Helper()
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saKey, err := keyutil.MakeEllipticPrivateKeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := APIServerConfig{
+		EtcdServers:     etcdServers,
+		ServingCertFile: filepath.Join(dir, "serving.crt"), ServingKeyFile: filepath.Join(dir, "serving.key"),
+		ClientCAFile:          filepath.Join(dir, "serving.crt"),
+		TokenFile:             filepath.Join(dir, "tokens.csv"),
+		ServiceAccountKeyFile: filepath.Join(dir, "sa.key"),
+	}
+	for path, data := range map[string][]byte{
+		cfg.ServingCertFile: certPEM, cfg.ServingKeyFile: keyPEM, cfg.ServiceAccountKeyFile: saKey,
+		cfg.TokenFile: []byte(`admin-token,admin,admin,"system:masters"` + "\n"),
+	} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+func writeKubeconfig(path string, c *rest.Config) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["podtrace"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData, TLSServerName: c.ServerName}
+	cfg.AuthInfos["scheduler"] = &clientcmdapi.AuthInfo{Token: c.BearerToken}
+	cfg.Contexts["podtrace"] = &clientcmdapi.Context{Cluster: "podtrace", AuthInfo: "scheduler"}
+	cfg.CurrentContext = "podtrace"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func testNode(name string) *v1.Node {
+	res := v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse("2"),
+		v1.ResourceMemory: resource.MustParse("4Gi"),
+		v1.ResourcePods:   resource.MustParse("110"),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
+		Status: v1.NodeStatus{
+			Capacity: res, Allocatable: res,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady"}},
+		},
+	}
+}
+
+func (env *schedEnv) createPod(t *testing.T, name, cpu string) *v1.Pod {
+	t.Helper()
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: env.ns, Name: name},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}},
+	}
+	pod, err := env.client.CoreV1().Pods(env.ns).Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// eventually polls cond every 50 ms for up to 30 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func (env *schedEnv) nodeOf(t *testing.T, name string) string {
+	t.Helper()
+	pod, err := env.client.CoreV1().Pods(env.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod.Spec.NodeName
+}
+
+func (env *schedEnv) waitBound(t *testing.T, name string) string {
+	t.Helper()
+	var node string
+	eventually(t, name+" to be bound", func() bool { node = env.nodeOf(t, name); return node != "" })
+	return node
+}
+
+// failedScheduling returns the message of the pod's latest FailedScheduling Event.
+func (env *schedEnv) failedScheduling(t *testing.T, name string) string {
+	t.Helper()
+	list, err := env.client.CoreV1().Events(env.ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + name + ",reason=FailedScheduling"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		return ""
+	}
+	return list.Items[len(list.Items)-1].Message
+}
+
+// last returns the pod's last event at stage with status, if any.
+func (env *schedEnv) last(name string, stage stages.ID, status stages.Status) (stages.Event, bool) {
+	evs := env.events.of(env.ns+"/"+name, stage)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Status == status {
+			return evs[i], true
+		}
+	}
+	return stages.Event{}, false
+}
+
+func (env *schedEnv) testBinds(t *testing.T) {
+	env.createPod(t, "small", "100m")
+	node := env.waitBound(t, "small")
+	eventually(t, "the bind to be reported", func() bool {
+		_, ok := env.last("small", stages.Bind, stages.Succeeded)
+		return ok
+	})
+	var got []string
+	for _, e := range env.events.of(env.ns+"/small", "") {
+		got = append(got, string(e.Stage)+":"+string(e.Status))
+	}
+	want := []string{"schedule:started", "schedule:succeeded", "bind:started", "bind:succeeded"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+	sch, _ := env.last("small", stages.Schedule, stages.Succeeded)
+	if sch.Component != sched.Component || sch.Attempt != 1 || sch.Node != node || sch.Scheduling == nil {
+		t.Fatalf("schedule succeeded = %+v, want attempt 1 on %s with a scheduling result", sch, node)
+	}
+	if r := sch.Scheduling; r.Chosen != node || len(r.Nodes) != testNodes {
+		t.Fatalf("scheduling result = %+v, want %d nodes and %s chosen", r, testNodes, node)
+	}
+	for _, v := range sch.Scheduling.Nodes {
+		if v.Plugin != "" || len(v.Scores) == 0 {
+			t.Errorf("verdict %+v: want a feasible, scored node", v)
+		}
+	}
+	bind, _ := env.last("small", stages.Bind, stages.Succeeded)
+	if want := fmt.Sprintf("Successfully assigned %s/small to %s", env.ns, node); bind.Reason != "Scheduled" || bind.Message != want || bind.Node != node {
+		t.Fatalf("bind succeeded = %+v, want Scheduled %q", bind, want)
+	}
+}
+
+// insufficientCPU is upstream's FailedScheduling message for a pod no node
+// has the CPU left for, in a cluster without lower-priority pods to preempt.
+var insufficientCPU = fmt.Sprintf("0/%d nodes are available: %d Insufficient cpu. no new claims to deallocate, preemption: 0/%d nodes are available: %d No preemption victims found for incoming pod.",
+	testNodes, testNodes, testNodes, testNodes)
+
+// tooBig is upstream's message for a pod that requests more CPU than any
+// node has: evicting pods would not help.
+var tooBig = fmt.Sprintf("0/%d nodes are available: %d Insufficient cpu. no new claims to deallocate, preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.",
+	testNodes, testNodes, testNodes, testNodes)
+
+func (env *schedEnv) testUnschedulable(t *testing.T) {
+	env.createPod(t, "huge", "10")
+	env.expectFailedScheduling(t, "huge", tooBig, "NodeResourcesFit")
+	// Fill every node (2 CPUs) to 1.5 CPUs: one filler fits per node.
+	for i := range testNodes {
+		env.createPod(t, fmt.Sprintf("filler-%d", i), "1500m")
+	}
+	for i := range testNodes {
+		env.waitBound(t, fmt.Sprintf("filler-%d", i))
+	}
+	env.createPod(t, "full", "1")
+	env.expectFailedScheduling(t, "full", insufficientCPU, "NodeResourcesFit")
+}
+
+// expectFailedScheduling waits for the pod's FailedScheduling Event and its
+// retrying schedule event, both with msg, every node rejected by plugin.
+func (env *schedEnv) expectFailedScheduling(t *testing.T, name, msg, plugin string) {
+	t.Helper()
+	var got string
+	eventually(t, "FailedScheduling for "+name, func() bool { got = env.failedScheduling(t, name); return got != "" })
+	if got != msg {
+		t.Errorf("FailedScheduling message = %q, want %q", got, msg)
+	}
+	eventually(t, "the retrying schedule event of "+name, func() bool {
+		_, ok := env.last(name, stages.Schedule, stages.Retrying)
+		return ok
+	})
+	e, _ := env.last(name, stages.Schedule, stages.Retrying)
+	if e.Reason != "FailedScheduling" || e.Message != got {
+		t.Errorf("retrying event = %s %q, want FailedScheduling %q", e.Reason, e.Message, got)
+	}
+	if e.Scheduling == nil || len(e.Scheduling.Nodes) != testNodes {
+		t.Fatalf("retrying event's scheduling = %+v, want %d verdicts", e.Scheduling, testNodes)
+	}
+	for _, v := range e.Scheduling.Nodes {
+		if v.Plugin != plugin || v.Reason == "" {
+			t.Errorf("verdict %+v, want rejected by %s", v, plugin)
+		}
+	}
+	if env.nodeOf(t, name) != "" {
+		t.Errorf("%s was bound", name)
+	}
+}
+
+func (env *schedEnv) testScheduleFault(t *testing.T) {
+	f := env.tr.Faults.Add(stages.Fault{Stage: stages.Schedule, Kind: stages.Fail, Variant: "cpu",
+		Scope: stages.Scope{Pod: env.ns + "/faulted"}})
+	env.createPod(t, "faulted", "100m")
+	env.expectFailedScheduling(t, "faulted", insufficientCPU, "NodeResourcesFit")
+	// Removing the fault lets the pod schedule, as a cluster event would.
+	env.tr.Faults.Remove(f.ID)
+	env.waitBound(t, "faulted")
+}
+
+func (env *schedEnv) testBindFault(t *testing.T) {
+	env.tr.Faults.Add(stages.Fault{Stage: stages.Bind, Kind: stages.Flake, Count: 1, Variant: "conflict",
+		Scope: stages.Scope{Pod: env.ns + "/conflict"}})
+	env.createPod(t, "conflict", "100m")
+	node := env.waitBound(t, "conflict")
+	e, ok := env.last("conflict", stages.Bind, stages.Retrying)
+	want := `running PreBind plugin "PodTrace": Operation cannot be fulfilled on pods/binding "conflict": the object has been modified`
+	if !ok || e.Reason != "FailedScheduling" || !strings.HasPrefix(e.Message, want) {
+		t.Fatalf("bind retrying = %+v (%v), want FailedScheduling %q...", e, ok, want)
+	}
+	if msg := env.failedScheduling(t, "conflict"); msg != e.Message {
+		t.Errorf("FailedScheduling message = %q, want %q", msg, e.Message)
+	}
+	eventually(t, "the bind to be reported", func() bool {
+		_, ok := env.last("conflict", stages.Bind, stages.Succeeded)
+		return ok
+	})
+	if s, _ := env.last("conflict", stages.Schedule, stages.Succeeded); s.Attempt != 2 || s.Node != node {
+		t.Errorf("last schedule = attempt %d on %s, want attempt 2 on %s", s.Attempt, s.Node, node)
+	}
+}
+
+func (env *schedEnv) testScheduleBreakpoint(t *testing.T) {
+	env.testBreakpoint(t, stages.Schedule, "held-schedule")
+	if _, ok := env.last("held-schedule", stages.Schedule, stages.Succeeded); !ok {
+		t.Fatal("no schedule succeeded event after the breakpoint")
+	}
+}
+
+func (env *schedEnv) testBindBreakpoint(t *testing.T) {
+	env.testBreakpoint(t, stages.Bind, "held-bind")
+	if _, ok := env.last("held-bind", stages.Schedule, stages.Succeeded); !ok {
+		t.Fatal("no schedule succeeded event before the bind breakpoint")
+	}
+}
+
+// testBreakpoint holds a pod before stage, checks that it stays unbound while
+// held (and other pods still schedule), then continues it and waits for it to bind.
+func (env *schedEnv) testBreakpoint(t *testing.T, stage stages.ID, name string) {
+	bp := trace.Breakpoint{Stage: stage, Scope: stages.Scope{Pod: env.ns + "/" + name}}
+	env.tr.Breaks.Set(bp)
+	defer env.tr.Breaks.Remove(bp)
+	env.createPod(t, name, "100m")
+	eventually(t, name+" to be held", func() bool {
+		for _, h := range env.tr.Breaks.Held() {
+			if h.Pod == env.ns+"/"+name && h.Stage == stage {
+				return true
+			}
+		}
+		return false
+	})
+	other := name + "-other"
+	env.createPod(t, other, "100m")
+	env.waitBound(t, other)
+	if env.nodeOf(t, name) != "" {
+		t.Fatalf("%s was bound while held at %s", name, stage)
+	}
+	if e, ok := env.last(name, stage, stages.Waiting); !ok || e.Reason != "Breakpoint" {
+		t.Errorf("waiting event = %+v (%v), want reason Breakpoint", e, ok)
+	}
+	env.tr.Breaks.Continue(env.ns + "/" + name)
+	env.waitBound(t, name)
+}
+
+func (env *schedEnv) testForgets(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"huge", "full"} {
+		if err := env.client.CoreV1().Pods(env.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the hooks to forget every pod", func() bool { return env.hooks.Tracked() == 0 })
+}
