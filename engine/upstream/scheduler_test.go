@@ -71,6 +71,8 @@ func TestScheduler(t *testing.T) {
 	t.Run("binds", env.testBinds)
 	t.Run("unschedulable", env.testUnschedulable)
 	t.Run("scheduleFault", env.testScheduleFault)
+	t.Run("scheduleVariants", env.testScheduleVariants)
+	t.Run("scheduleDelay", env.testScheduleDelay)
 	t.Run("bindFault", env.testBindFault)
 	t.Run("scheduleBreakpoint", env.testScheduleBreakpoint)
 	t.Run("bindBreakpoint", env.testBindBreakpoint)
@@ -349,6 +351,62 @@ func (env *schedEnv) testScheduleFault(t *testing.T) {
 	// Removing the fault lets the pod schedule, as a cluster event would.
 	env.tr.Faults.Remove(f.ID)
 	env.waitBound(t, "faulted")
+}
+
+// testScheduleVariants flakes one attempt of a pod per variant: the
+// attempt fails with the upstream plugin's reason and preemption sentence,
+// and the pod is retried and bound without anything else happening.
+func (env *schedEnv) testScheduleVariants(t *testing.T) {
+	const (
+		noVictims  = "No preemption victims found for incoming pod."
+		notHelpful = "Preemption is not helpful for scheduling."
+	)
+	for _, tt := range []struct{ variant, plugin, reason, preemption string }{
+		{"memory", "NodeResourcesFit", "Insufficient memory", noVictims},
+		{"pods", "NodeResourcesFit", "Too many pods", noVictims},
+		{"ports", "NodePorts", "node(s) didn't have free ports for the requested pod ports", noVictims},
+		{"taint", "TaintToleration", "node(s) had untolerated taint(s)", notHelpful},
+		{"selector", "NodeAffinity", "node(s) didn't match Pod's node affinity/selector", notHelpful},
+		{"unschedulable", "NodeUnschedulable", "node(s) were unschedulable", notHelpful},
+	} {
+		t.Run(tt.variant, func(t *testing.T) {
+			name := "flake-" + tt.variant
+			env.tr.Faults.Add(stages.Fault{Stage: stages.Schedule, Kind: stages.Flake, Count: 1, Variant: tt.variant,
+				Scope: stages.Scope{Pod: env.ns + "/" + name}})
+			env.createPod(t, name, "10m")
+			node := env.waitBound(t, name)
+			want := fmt.Sprintf("0/%d nodes are available: %d %s. no new claims to deallocate, preemption: 0/%d nodes are available: %d %s",
+				testNodes, testNodes, tt.reason, testNodes, testNodes, tt.preemption)
+			if got := env.failedScheduling(t, name); got != want {
+				t.Errorf("FailedScheduling = %q, want %q", got, want)
+			}
+			e, _ := env.last(name, stages.Schedule, stages.Retrying)
+			if e.Message != want || e.Attempt != 1 || e.Scheduling == nil || e.Scheduling.Nodes[0].Plugin != tt.plugin {
+				t.Errorf("retrying event = %+v, want attempt 1 rejected by %s", e, tt.plugin)
+			}
+			if s, _ := env.last(name, stages.Schedule, stages.Succeeded); s.Attempt != 2 || s.Node != node {
+				t.Errorf("schedule succeeded = attempt %d on %s, want attempt 2 on %s", s.Attempt, s.Node, node)
+			}
+		})
+	}
+}
+
+// testScheduleDelay delays a pod's schedule stage: the gate waits in its own
+// goroutine, shown as waiting, and the pod is scheduled after the delay.
+func (env *schedEnv) testScheduleDelay(t *testing.T) {
+	const delay = time.Second
+	f := env.tr.Faults.Add(stages.Fault{Stage: stages.Schedule, Kind: stages.Delay, Delay: delay,
+		Scope: stages.Scope{Pod: env.ns + "/slow"}})
+	defer env.tr.Faults.Remove(f.ID)
+	start := time.Now()
+	env.createPod(t, "slow", "10m")
+	env.waitBound(t, "slow")
+	if took := time.Since(start); took < delay {
+		t.Errorf("bound after %v, want at least %v", took, delay)
+	}
+	if e, ok := env.last("slow", stages.Schedule, stages.Waiting); !ok || e.Reason != "Delay" {
+		t.Errorf("waiting event = %+v (%v), want reason Delay", e, ok)
+	}
 }
 
 func (env *schedEnv) testBindFault(t *testing.T) {

@@ -122,10 +122,17 @@ func (h *Hooks) Option() app.Option {
 func (h *Hooks) newPlugin(ctx context.Context, _ runtime.Object, handle fwk.Handle) (fwk.Plugin, error) {
 	h.mu.Lock()
 	first := h.run != ctx
+	var stale map[types.UID]*podState
 	if first {
+		// A new scheduler run (every profile's plugin shares its context):
+		// what was kept for the previous one is gone with its queue.
 		h.run, h.activator = ctx, handle
+		stale, h.pods = h.pods, map[types.UID]*podState{}
 	}
 	h.mu.Unlock()
+	for _, ps := range stale {
+		ps.cancel()
+	}
 	if first {
 		// The scheduler's own pod informer: no watch of podtrace's.
 		_, err := handle.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(

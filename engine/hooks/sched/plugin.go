@@ -136,14 +136,15 @@ func (p *plugin) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node s
 	return fwk.NewStatus(fwk.Wait, "waiting for podtrace's bind gate"), maxPermitWait
 }
 
-// PreBindPreFlight says whether PreBind has anything to do: only for pods that
-// went through a bind gate.
+// PreBindPreFlight says whether PreBind has anything to do: only for a pod
+// whose bind gate still runs or returned a fault. (A PreBind that runs costs
+// the scheduler a NominatedNodeName write.)
 func (p *plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
 	p.h.mu.Lock()
 	ps := p.h.pods[pod.UID]
-	gated := ps != nil && ps.bindGate != gateNone
+	pending := ps != nil && (ps.bindGate == gateWaiting || ps.bindFault != nil)
 	p.h.mu.Unlock()
-	if !gated {
+	if !pending {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	return nil, nil
