@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/podtrace/podtrace/engine/apiserver/authn"
+	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/etcd"
@@ -81,9 +81,9 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	for i, n := range cfg.Nodes {
 		names[i] = n.Name
 	}
-	users := make([]authn.User, len(names))
+	users := make([]identity.User, len(names))
 	for i, n := range names {
-		users[i] = authn.NodeUser(n)
+		users[i] = identity.NodeUser(n)
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
 		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: e.Tracer, Users: users})
@@ -100,7 +100,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) client(user authn.User, agent string) (kubernetes.Interface, error) {
+func (e *Engine) client(user identity.User, agent string) (kubernetes.Interface, error) {
 	return e.ControlPlane.Client(user, agent+"/"+"v1.36.3 (podtrace)")
 }
 
@@ -119,7 +119,7 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	var err error
 	events := kubelet.NewEventHub(ctx, e.Clock, kubeletsPerEventBroadcaster)
 	for i, n := range cfg.Nodes {
-		if c, err = e.client(authn.NodeUser(n.Name), "kubelet"); err != nil {
+		if c, err = e.client(identity.NodeUser(n.Name), "kubelet"); err != nil {
 			return err
 		}
 		kc := kubelet.Config{Client: c, NodeName: n.Name, Clock: e.Clock, Tracer: e.Tracer, Capacity: n.Capacity,

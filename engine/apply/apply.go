@@ -13,23 +13,26 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
-
-	"github.com/podtrace/podtrace/engine/apiserver"
 )
 
 // Object is one document of a manifest, decoded.
 type Object struct {
 	*unstructured.Unstructured
-	Resource *apiserver.Resource
 }
 
 // Result says what happened to one object.
@@ -43,27 +46,21 @@ func (r Result) String() string {
 	return r.Kind + "/" + r.Name + " " + r.Action
 }
 
-// UnservedError names the objects of a manifest whose kinds podtrace does
-// not serve (an Ingress, a CRD's objects), in kubectl's words for each.
+// UnservedError names the objects of a manifest whose kinds the API server
+// does not serve (a custom resource whose CRD is not installed), in
+// kubectl's words for each.
 type UnservedError struct {
 	Errors []error
 }
 
 func (e *UnservedError) Error() string { return errors.Join(e.Errors...).Error() }
 
-// Parse splits a manifest into objects and maps each to a served resource.
-// source names the manifest in errors (a file name, or "STDIN"). When some
-// objects are of kinds podtrace does not serve, Parse returns the others
-// together with an *UnservedError, so a caller can go on without them.
+// Parse splits a manifest into objects. source names the manifest in
+// errors (a file name, or "STDIN").
 func Parse(data []byte, source string) ([]Object, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []Object
-	unserved := &UnservedError{}
-	add := func(u *unstructured.Unstructured) {
-		if obj, ok := mapObject(u, source, unserved); ok {
-			out = append(out, obj)
-		}
-	}
+	add := func(u *unstructured.Unstructured) { out = append(out, Object{Unstructured: u}) }
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -95,13 +92,8 @@ func Parse(data []byte, source string) ([]Object, error) {
 		}
 		add(u)
 	}
-	switch {
-	case len(out) == 0 && len(unserved.Errors) > 0:
-		return nil, unserved
-	case len(out) == 0:
+	if len(out) == 0 {
 		return nil, fmt.Errorf("no objects passed to apply")
-	case len(unserved.Errors) > 0:
-		return out, unserved
 	}
 	return out, nil
 }
@@ -134,70 +126,88 @@ func missingTypeFields(doc []byte, err error) string {
 	return "[" + strings.Join(missing, ", ") + "]"
 }
 
-// mapObject finds u's resource, or notes in unserved that podtrace has none.
-func mapObject(u *unstructured.Unstructured, source string, unserved *UnservedError) (Object, bool) {
-	gvk := u.GroupVersionKind()
-	for _, r := range apiserver.Resources() {
-		if r.GVK() == gvk {
-			return Object{Unstructured: u, Resource: r}, true
-		}
-	}
-	unserved.Errors = append(unserved.Errors, fmt.Errorf(
-		"resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q",
-		u.GetName(), u.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String()))
-	return Object{}, false
-}
-
 // Applier applies manifests as one user.
 type Applier struct {
 	client dynamic.Interface
+	mapper meta.RESTMapper
 	// Namespace is used for namespaced objects that name none ("default").
 	Namespace string
 }
 
-// New returns an Applier using cfg's credentials.
+// New returns an Applier using cfg's credentials, mapping kinds to
+// resources with the API server's discovery, as kubectl does.
 func New(cfg *rest.Config) (*Applier, error) {
 	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Applier{client: c, Namespace: metav1.NamespaceDefault}, nil
+	mapper, err := Mapper(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Applier{client: c, mapper: mapper, Namespace: metav1.NamespaceDefault}, nil
+}
+
+// Mapper returns kubectl's REST mapper for the API server at cfg: kinds,
+// plural, singular and short names from discovery, cached in memory and
+// refreshed when a kind is not found (a CRD installed meanwhile).
+func Mapper(cfg *rest.Config) (meta.RESTMapper, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(dc)
+	return restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil), nil
 }
 
 // Apply creates each object, or updates it if it exists, in order. Objects
-// of kinds podtrace does not serve are left out and named in the
+// of kinds the server does not serve are left out and named in the
 // *UnservedError it returns once the others are applied.
 func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Result, error) {
-	objs, parseErr := Parse(data, source)
-	var unserved *UnservedError
-	if parseErr != nil && !errors.As(parseErr, &unserved) || len(objs) == 0 {
-		return nil, parseErr
+	objs, err := Parse(data, source)
+	if err != nil {
+		return nil, err
 	}
 	var results []Result
+	unserved := &UnservedError{}
 	for _, o := range objs {
-		r, err := a.applyOne(ctx, o, source)
+		gvk := o.GroupVersionKind()
+		mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) {
+			unserved.Errors = append(unserved.Errors, fmt.Errorf(
+				"resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q\nensure CRDs are installed first",
+				o.GetName(), o.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String()))
+			continue
+		}
+		if err != nil {
+			return results, err
+		}
+		r, err := a.applyOne(ctx, o, mapping, source)
 		if err != nil {
 			return results, err
 		}
 		results = append(results, r)
 	}
-	return results, parseErr
+	if len(unserved.Errors) > 0 {
+		return results, unserved
+	}
+	return results, nil
 }
 
 // lastApplied is the annotation kubectl keeps the applied manifest in, so
 // that the next apply knows which fields it owns (and may remove).
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result, error) {
-	gvr := o.Resource.GVR
+func (a *Applier) applyOne(ctx context.Context, o Object, mapping *meta.RESTMapping, source string) (Result, error) {
+	gvr := mapping.Resource
 	var ri dynamic.ResourceInterface = a.client.Resource(gvr)
-	if o.Resource.Namespaced {
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		if o.GetNamespace() == "" {
 			o.SetNamespace(a.Namespace)
 		}
 		ri = a.client.Resource(gvr).Namespace(o.GetNamespace())
 	}
-	res := Result{Kind: kindName(gvr, o.Resource.Singular), Namespace: o.GetNamespace(), Name: o.GetName()}
+	res := Result{Kind: kindName(mapping.GroupVersionKind), Namespace: o.GetNamespace(), Name: o.GetName()}
 	modified, err := withLastApplied(o.Unstructured)
 	if err != nil {
 		return res, err
@@ -214,11 +224,11 @@ func (a *Applier) applyOne(ctx context.Context, o Object, source string) (Result
 	if err != nil {
 		return res, serverError("retrieving current configuration of", source, err)
 	}
-	patch, err := threeWayPatch(o.Resource, current, modified)
+	patch, patchType, err := threeWayPatch(mapping.GroupVersionKind, current, modified)
 	if err != nil {
 		return res, fmt.Errorf("error when applying %q: %w", source, err)
 	}
-	updated, err := ri.Patch(ctx, o.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldValidation: "Strict"})
+	updated, err := ri.Patch(ctx, o.GetName(), patchType, patch, metav1.PatchOptions{FieldValidation: "Strict"})
 	if err != nil {
 		return res, serverError("applying patch to", source, err)
 	}
@@ -248,30 +258,39 @@ func withLastApplied(u *unstructured.Unstructured) (*unstructured.Unstructured, 
 }
 
 // threeWayPatch is kubectl apply's patch: from the last applied manifest, the
-// new one and what is stored, a strategic merge patch that sets what changed,
-// removes what the manifest no longer has, and leaves the server's fields.
-func threeWayPatch(res *apiserver.Resource, current, modified *unstructured.Unstructured) ([]byte, error) {
+// new one and what is stored, a patch that sets what changed, removes what
+// the manifest no longer has, and leaves the server's fields. Built-in kinds
+// get a strategic merge patch, custom resources a JSON merge patch, as
+// kubectl's.
+func threeWayPatch(gvk schema.GroupVersionKind, current, modified *unstructured.Unstructured) ([]byte, types.PatchType, error) {
 	currentJSON, err := current.MarshalJSON()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	modifiedJSON, err := modified.MarshalJSON()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	original := []byte(current.GetAnnotations()[lastApplied])
-	meta, err := strategicpatch.NewPatchMetaFromStruct(res.New())
+	typed, err := scheme.Scheme.New(gvk)
 	if err != nil {
-		return nil, err
+		patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modifiedJSON, currentJSON)
+		return patch, types.MergePatchType, err
 	}
-	return strategicpatch.CreateThreeWayMergePatch(original, modifiedJSON, currentJSON, meta, true)
+	lookup, err := strategicpatch.NewPatchMetaFromStruct(typed)
+	if err != nil {
+		return nil, "", err
+	}
+	patch, err := strategicpatch.CreateThreeWayMergePatch(original, modifiedJSON, currentJSON, lookup, true)
+	return patch, types.StrategicMergePatchType, err
 }
 
-func kindName(gvr schema.GroupVersionResource, singular string) string {
-	if gvr.Group == "" {
-		return singular
+// kindName is how kubectl names an object's kind: "deployment.apps", "pod".
+func kindName(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return strings.ToLower(gvk.Kind)
 	}
-	return singular + "." + gvr.Group
+	return strings.ToLower(gvk.Kind) + "." + gvk.Group
 }
 
 // serverError words an API error as kubectl does:

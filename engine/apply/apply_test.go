@@ -21,8 +21,6 @@ func TestParseErrors(t *testing.T) {
 		{name: "two documents", objects: 2, manifest: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\n# comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"},
 		{name: "list", objects: 2, manifest: `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"Secret","metadata":{"name":"b"}}]}`},
 		{name: "bad yaml", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n", want: `error parsing f.yaml: error converting YAML to JSON: yaml: line 5: mapping values are not allowed in this context`},
-		{name: "unknown kind", manifest: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
-			want: `resource mapping not found for name: "w" namespace: "" from "f.yaml": no matches for kind "Widget" in version "example.com/v1"`},
 		{name: "no kind", manifest: "apiVersion: v1\nmetadata:\n  name: w\n", want: `error validating data: [kind not set]`},
 		{name: "empty", manifest: "# nothing\n", want: "no objects passed to apply"},
 	}
@@ -101,18 +99,25 @@ func TestApplyRemovesWhatTheManifestDropped(t *testing.T) {
 	}
 }
 
-func TestParseKeepsServedObjectsNextToUnservedKinds(t *testing.T) {
-	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
-	objs, err := Parse([]byte(manifest), "f.yaml")
+func TestApplyLeavesOutUnservedKinds(t *testing.T) {
+	env := enginetest.Start(t)
+	a, err := New(env.AdminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n" +
+		"---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\nspec:\n  defaultBackend:\n    service: {name: web, port: {number: 80}}\n"
+	res, err := a.Apply(context.Background(), []byte(manifest), "f.yaml")
 	var unserved *UnservedError
 	if !errors.As(err, &unserved) || len(unserved.Errors) != 1 {
 		t.Fatalf("error %v, want one unserved kind", err)
 	}
-	want := `resource mapping not found for name: "web" namespace: "" from "f.yaml": no matches for kind "Ingress" in version "networking.k8s.io/v1"`
+	want := `resource mapping not found for name: "w" namespace: "" from "f.yaml": no matches for kind "Widget" in version "example.com/v1"` +
+		"\nensure CRDs are installed first"
 	if unserved.Errors[0].Error() != want {
 		t.Errorf("got %q, want %q", unserved.Errors[0], want)
 	}
-	if len(objs) != 1 || objs[0].GetKind() != "ConfigMap" {
-		t.Errorf("objects %v, want the ConfigMap", objs)
+	if len(res) != 2 || res[0].String() != "configmap/a created" || res[1].String() != "ingress.networking.k8s.io/web created" {
+		t.Errorf("results %v, want the ConfigMap and the Ingress created", res)
 	}
 }

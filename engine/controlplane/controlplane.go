@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
 
-	"github.com/podtrace/podtrace/engine/apiserver/authn"
+	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/etcd"
 	apihooks "github.com/podtrace/podtrace/engine/hooks/api"
 	schedhooks "github.com/podtrace/podtrace/engine/hooks/sched"
@@ -49,7 +49,7 @@ type Config struct {
 	Tracer *trace.Tracer
 	// Users get bearer tokens in the static token file (the nodes'
 	// kubelets); any other identity gets a client certificate.
-	Users []authn.User
+	Users []identity.User
 	// Controllers is kube-controller-manager's --controllers ("*" when empty).
 	Controllers string
 }
@@ -60,7 +60,7 @@ type ControlPlane struct {
 	Etcd       *etcd.Server
 	API        *upstream.APIServer
 	PKI        *pki.Bundle
-	Tokens     *authn.Tokens
+	Tokens     *identity.Tokens
 	Kubeconfig string // path of the admin kubeconfig
 	DataDir    string
 	LogFile    string // every component's log (klog)
@@ -75,8 +75,8 @@ type ControlPlane struct {
 
 // Identities the control plane's own components use.
 var (
-	controllerManager = authn.User{Name: authn.KubeControllerManager}
-	scheduler         = authn.User{Name: authn.KubeScheduler}
+	controllerManager = identity.User{Name: identity.KubeControllerManager}
+	scheduler         = identity.User{Name: identity.KubeScheduler}
 )
 
 // Start brings up etcd and the control plane and writes the kubeconfig.
@@ -116,8 +116,8 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("start control plane: %w", err)
 	}
 	tokenFile := filepath.Join(cp.DataDir, "tokens.csv")
-	users := append([]authn.User{controllerManager, scheduler}, cfg.Users...)
-	if cp.Tokens, err = authn.LoadOrCreateTokenFile(tokenFile, users...); err != nil {
+	users := append([]identity.User{controllerManager, scheduler}, cfg.Users...)
+	if cp.Tokens, err = identity.LoadOrCreateTokenFile(tokenFile, users...); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
 	saKey := cp.PKI.Path("sa.key")
@@ -197,7 +197,7 @@ func (cp *ControlPlane) bootstrap(ctx context.Context) error {
 
 // componentKubeconfig writes the kubeconfig of one of the control plane's
 // own components and returns its path.
-func (cp *ControlPlane) componentKubeconfig(user authn.User, name string) (string, error) {
+func (cp *ControlPlane) componentKubeconfig(user identity.User, name string) (string, error) {
 	token, ok := cp.Tokens.TokenFor(user.Name)
 	if !ok {
 		return "", fmt.Errorf("start control plane: no token for %s", user.Name)
@@ -211,7 +211,7 @@ func (cp *ControlPlane) componentKubeconfig(user authn.User, name string) (strin
 // RestConfig returns a client configuration for user: its bearer token when
 // the static token file has one, otherwise a client certificate the cluster
 // CA signs for the user and its groups.
-func (cp *ControlPlane) RestConfig(user authn.User, userAgent string) (*rest.Config, error) {
+func (cp *ControlPlane) RestConfig(user identity.User, userAgent string) (*rest.Config, error) {
 	cfg := &rest.Config{
 		Host:            cp.API.URL,
 		TLSClientConfig: rest.TLSClientConfig{CAData: cp.PKI.CAPEM},
@@ -234,7 +234,7 @@ func (cp *ControlPlane) RestConfig(user authn.User, userAgent string) (*rest.Con
 }
 
 // Client returns a clientset acting as user.
-func (cp *ControlPlane) Client(user authn.User, userAgent string) (kubernetes.Interface, error) {
+func (cp *ControlPlane) Client(user identity.User, userAgent string) (kubernetes.Interface, error) {
 	cfg, err := cp.RestConfig(user, userAgent)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/podtrace/podtrace/engine/apiserver/authn"
+	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -85,7 +85,7 @@ func (e *Env) Admin() kubernetes.Interface {
 // RestConfigFor returns a bearer-token config for user in groups.
 func (e *Env) RestConfigFor(t testing.TB, user string, groups ...string) *rest.Config {
 	t.Helper()
-	cfg, err := e.ControlPlane.RestConfig(authn.User{Name: user, Groups: groups}, "enginetest")
+	cfg, err := e.ControlPlane.RestConfig(identity.User{Name: user, Groups: groups}, "enginetest")
 	if err != nil {
 		t.Fatal(err)
 	}

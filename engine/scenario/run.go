@@ -7,13 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/apiserver"
 	"github.com/podtrace/podtrace/engine/apply"
 )
 
@@ -100,8 +101,12 @@ func (s *Scenario) Prepare(ctx context.Context, e *engine.Engine) error {
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	mapper, err := apply.Mapper(e.AdminConfig())
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	for _, obj := range s.Setup {
-		if err := deleteObject(ctx, dyn, obj); err != nil {
+		if err := deleteObject(ctx, dyn, mapper, obj); err != nil {
 			return fmt.Errorf("scenario %s: setup: %w", s.Name, err)
 		}
 	}
@@ -152,39 +157,32 @@ func applyManifest(ctx context.Context, e *engine.Engine, manifest, source strin
 
 // deleteObject deletes "resource/name" or "resource/namespace/name"; the
 // resource is a plural, singular or short name, as kubectl takes it.
-func deleteObject(ctx context.Context, dyn dynamic.Interface, obj string) error {
+func deleteObject(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, obj string) error {
 	resource, ns, name, err := splitObject(obj)
 	if err != nil {
 		return err
 	}
-	for _, r := range apiserver.Resources() {
-		if !matchesResource(r, resource) {
-			continue
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(r.GVR)
-		if r.Namespaced {
-			if ns == "" {
-				ns = "default"
-			}
-			ri = dyn.Resource(r.GVR).Namespace(ns)
-		}
-		if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %s: %w", obj, err)
-		}
-		return nil
+	gvr, err := mapper.ResourceFor(schema.GroupVersionResource{Resource: strings.ToLower(resource)})
+	if err != nil {
+		return fmt.Errorf("delete %s: the server doesn't have a resource type %q", obj, resource)
 	}
-	return fmt.Errorf("delete %s: the server doesn't have a resource type %q", obj, resource)
-}
-
-func matchesResource(r *apiserver.Resource, name string) bool {
-	name = strings.ToLower(name)
-	if name == r.GVR.Resource || name == r.Singular || name == strings.ToLower(r.Kind) {
-		return true
+	gvk, err := mapper.KindFor(gvr)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", obj, err)
 	}
-	for _, s := range r.ShortNames {
-		if s == name {
-			return true
+	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", obj, err)
+	}
+	var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if ns == "" {
+			ns = "default"
 		}
+		ri = dyn.Resource(gvr).Namespace(ns)
 	}
-	return false
+	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s: %w", obj, err)
+	}
+	return nil
 }

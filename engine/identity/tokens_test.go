@@ -1,4 +1,4 @@
-package authn
+package identity
 
 import (
 	"os"
@@ -37,7 +37,7 @@ func TestReadTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := tokens.AuthenticateToken(tt.token)
+			got, ok := tokens.UserFor(tt.token)
 			if !ok {
 				t.Fatalf("token %q not found", tt.token)
 			}
@@ -50,7 +50,7 @@ func TestReadTokens(t *testing.T) {
 
 func TestTokenFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens.csv")
-	users := ComponentUsers("node-1", "node-2")
+	users := append(ComponentUsers("node-1", "node-2"), User{Name: "multi", Groups: []string{"a", "b"}})
 	first, err := LoadOrCreateTokenFile(path, users...)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestTokenFileRoundTrip(t *testing.T) {
 		t.Errorf("token file mode = %v, want 0600", info.Mode().Perm())
 	}
 	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), `,system:serviceaccount:kube-system:deployment-controller,,"system:serviceaccounts,system:serviceaccounts:kube-system"`) {
+	if !strings.Contains(string(data), `,multi,,"a,b"`) {
 		t.Errorf("token file lacks the quoted group column:\n%s", data)
 	}
 
@@ -78,7 +78,7 @@ func TestTokenFileRoundTrip(t *testing.T) {
 		if !ok || a != b {
 			t.Errorf("token of %s changed across restart", u.Name)
 		}
-		got, ok := second.AuthenticateToken(b)
+		got, ok := second.UserFor(b)
 		if !ok || got.Name != u.Name || !slices.Equal(got.Groups, u.Groups) {
 			t.Errorf("reloaded token of %s authenticates as %+v", u.Name, got)
 		}
@@ -91,7 +91,7 @@ func TestTokenFileRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := third.AuthenticateToken(tok); !ok || !slices.Equal(got.Groups, []string{"system:nodes"}) {
+	if got, ok := third.UserFor(tok); !ok || !slices.Equal(got.Groups, []string{"system:nodes"}) {
 		t.Errorf("new node token not persisted: %+v %v", got, ok)
 	}
 }
@@ -108,21 +108,3 @@ func TestTokensRejectBadInput(t *testing.T) {
 	}
 }
 
-func TestSplitServiceAccountUsername(t *testing.T) {
-	tests := []struct {
-		in       string
-		ns, name string
-		ok       bool
-	}{
-		{"system:serviceaccount:kube-system:deployment-controller", "kube-system", "deployment-controller", true},
-		{"system:serviceaccount:default", "", "", false},
-		{"system:serviceaccount::x", "", "", false},
-		{"system:node:n1", "", "", false},
-	}
-	for _, tt := range tests {
-		ns, name, ok := SplitServiceAccountUsername(tt.in)
-		if ns != tt.ns || name != tt.name || ok != tt.ok {
-			t.Errorf("SplitServiceAccountUsername(%q) = %q %q %v", tt.in, ns, name, ok)
-		}
-	}
-}
