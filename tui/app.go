@@ -315,8 +315,8 @@ func (m *Model) onClick(ms tea.Mouse) {
 	if m.wideDetail() {
 		lw = m.c.Width - min(72, m.c.Width/3) - 1
 	}
-	lay := newLaneLayout(lw)
-	if ms.X >= lay.left && ms.X < lw {
+	lay := m.pods.layout(m.store.Rows(), lw)
+	if ms.X >= lay.left && ms.X < lay.left+len(stages.Lifecycle)*lay.cell {
 		m.stage = min(len(stages.Lifecycle)-1, (ms.X-lay.left)/lay.cell)
 	}
 	m.detailTop = 0
@@ -386,7 +386,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.back, m.screen, m.detailTop = m.screen, screenDetail, 0
+		m.focusStage()
 		return m, m.refreshDetail(true)
+	case key.Matches(msg, k.NextProblem):
+		m.nextProblem()
 	case key.Matches(msg, k.Up):
 		m.moveOrScroll(-1)
 	case key.Matches(msg, k.Down):
@@ -429,7 +432,33 @@ func (m *Model) moveOrScroll(d int) {
 	m.move(d)
 	if m.screen == screenDetail {
 		m.detailTop = 0
+		m.focusStage()
 	}
+}
+
+// focusStage selects the selected lane's failing or in-progress stage, when
+// it has one: what the detail should explain first.
+func (m *Model) focusStage() {
+	if l := m.selected(); l != nil {
+		if f := l.Focus(); f >= 0 {
+			m.stage = f
+		}
+	}
+}
+
+// nextProblem moves the selection to the next lane (wrapping around) that
+// is failing, retrying or held, and to its problem stage.
+func (m *Model) nextProblem() {
+	rows := m.store.Rows()
+	for i := 1; i <= len(rows); i++ {
+		j := (m.sel + i) % len(rows)
+		if l := rows[j]; !l.Deleted && l.Problem() >= 0 {
+			m.sel, m.stage, m.detailTop = j, l.Problem(), 0
+			m.clampScroll()
+			return
+		}
+	}
+	m.setNote("no pod is failing, retrying or held", false)
 }
 
 func (m *Model) pageOrScroll(d int) {

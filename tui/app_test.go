@@ -88,12 +88,15 @@ func TestPaneSwitching(t *testing.T) {
 	if m.screen != screenDetail {
 		t.Fatal("enter does not open the detail")
 	}
-	if !strings.Contains(ansi.Strip(m.Render()), "kubectl describe pod batch -n default") {
-		t.Error("detail lacks the kubectl command for the selected pod")
+	if d := ansi.Strip(m.Render()); !strings.Contains(d, "schedule") || !strings.Contains(d, "pod/batch") {
+		t.Errorf("enter does not open batch's failing stage (schedule), whatever column is selected:\n%s", d)
 	}
 	press(m, "k")
 	if d := ansi.Strip(m.Render()); !strings.Contains(d, "pod/api-0") || !strings.Contains(d, "PodScheduled") {
 		t.Errorf("moving in the detail does not show the next pod as stored:\n%s", d)
+	}
+	if m.selectedStage() != stages.Pull {
+		t.Errorf("the detail of api-0 shows %s, want its stage in progress, pull", m.selectedStage())
 	}
 	press(m, "esc")
 	if m.screen != screenPods {
@@ -260,8 +263,9 @@ func TestMouseWheelAndThemeAndQuit(t *testing.T) {
 	if selectedName(m) != "web" {
 		t.Fatalf("wheel up selected %s", selectedName(m))
 	}
-	// A click on the fifth lane's pull cell selects both (80 columns: cells start at 35, 3 wide).
-	m.Update(tea.MouseClickMsg{X: 35 + 10*3 + 1, Y: 3 + 4, Button: tea.MouseLeft})
+	// A click on the fifth lane's pull cell selects both.
+	lay := m.pods.layout(m.store.Rows(), 80)
+	m.Update(tea.MouseClickMsg{X: lay.left + 10*lay.cell + 1, Y: 3 + 4, Button: tea.MouseLeft})
 	if selectedName(m) != "web-7d9c5b8f4-qv4tn" || m.selectedStage() != stages.Pull {
 		t.Fatalf("click selected %s at %s", selectedName(m), m.selectedStage())
 	}
@@ -335,7 +339,7 @@ func TestClusterSourceShowsUnobservableStagesAndCoarseTimes(t *testing.T) {
 			Resolution: time.Second, Unobservable: []stages.ID{stages.Authn, stages.Authz, stages.Admission}}
 	}}
 	m := New(src, Options{Now: func() time.Time { return t0 }})
-	m.Update(winSize(120, 40))
+	m.Update(winSize(150, 40)) // cells wide enough for durations
 	done := stages.Event{Time: at(1300), Namespace: "default", Pod: "web-0", Stage: stages.Persist, Status: stages.Succeeded, DurationMs: 300}
 	pulled := stages.Event{Time: at(5000), Namespace: "default", Pod: "web-0", Stage: stages.Pull, Status: stages.Succeeded, DurationMs: 2600}
 	m.Fold(done, pulled)

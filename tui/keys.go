@@ -15,6 +15,7 @@ type KeyMap struct {
 	Pause, Faster, Slower    key.Binding
 	FastForward              key.Binding
 	Timeline, Events, Theme  key.Binding
+	NextProblem              key.Binding
 	Help, Quit               key.Binding
 }
 
@@ -33,6 +34,7 @@ func DefaultKeyMap() KeyMap {
 		Top:         b([]string{"g", "home"}, "g", "top"),
 		Bottom:      b([]string{"G", "end"}, "G", "bottom"),
 		Enter:       b([]string{"enter"}, "enter", "details"),
+		NextProblem: b([]string{"!"}, "!", "next failing pod"),
 		Back:        b([]string{"esc"}, "esc", "back"),
 		Filter:      b([]string{"/"}, "/", "filter"),
 		Tab:         b([]string{"tab"}, "tab", "switch pane"),
@@ -64,7 +66,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp is the help overlay, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom, k.NextProblem},
 		{k.Enter, k.Back, k.Tab, k.Events, k.Timeline, k.Filter, k.Theme, k.Help, k.Quit},
 		{k.Apply, k.Delete, k.Scale, k.Fault, k.Breakpoint, k.BreakAll, k.Step, k.Continue},
 		{k.Pause, k.Faster, k.Slower, k.FastForward},

@@ -234,16 +234,7 @@ func status(l *Lane) (string, string) {
 	}
 	// The most recent problem names the status, as the container's current
 	// waiting reason does in kubectl (a crash reports on ready, then start).
-	worst := -1
-	for i := range stages.Lifecycle {
-		switch l.Cells[i].State {
-		case Failed, Retrying, Waiting:
-			if worst < 0 || !l.Cells[i].Last.Time.Before(l.Cells[worst].Last.Time) {
-				worst = i
-			}
-		}
-	}
-	if worst >= 0 {
+	if worst := l.Problem(); worst >= 0 {
 		id, cc := stages.Lifecycle[worst], &l.Cells[worst]
 		switch {
 		case id.Before(stages.Bind):
