@@ -72,7 +72,7 @@ func newLaneLayout(width, wantName, wantStatus, wantCause int) laneLayout {
 	room := width - n*l.cell - fixed // for NAME, NODE and CAUSE
 	l.name = min(wantName, room)
 	if width < 110 {
-		l.name = max(min(wantName, room-wantCause), min(narrowName, room))
+		l.name = max(min(wantName, room-wantCause), min(narrowName, room, wantName))
 	} else {
 		l.name = max(min(wantName, room-minCause), min(minName, room))
 	}
