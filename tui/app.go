@@ -143,20 +143,44 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // Fold applies events directly; the frame loop uses it, and so can tests and
-// benchmarks that build a model without a running program.
+// benchmarks that build a model without a running program. The selection
+// stays on the same lane when rows come or go.
 func (m *Model) Fold(evs ...stages.Event) {
+	prev := m.selected()
 	for _, e := range evs {
-		m.store.Fold(e)
-		m.log.add(e)
-		if e.Time.After(m.anchorEng) {
-			m.anchorEng, m.anchorWal = e.Time, m.c.Now()
+		m.fold(e)
+	}
+	m.keepSelection(prev)
+}
+
+func (m *Model) fold(e stages.Event) {
+	m.store.Fold(e)
+	m.log.add(e)
+	if e.Time.After(m.anchorEng) {
+		m.anchorEng, m.anchorWal = e.Time, m.c.Now()
+	}
+}
+
+// keepSelection moves the selection to prev's row when rows were added or
+// removed before it; when prev has no row any more, the index stays.
+func (m *Model) keepSelection(prev *lanes.Lane) {
+	if prev == nil || m.selected() == prev {
+		return
+	}
+	for i, l := range m.store.Rows() {
+		if l == prev {
+			m.sel = i
+			break
 		}
 	}
+	m.clampScroll()
 }
 
 // onFrame drains every event waiting on the Source without blocking.
 func (m *Model) onFrame() {
 	now := m.c.Now()
+	prev := m.selected()
+	defer m.keepSelection(prev)
 	if ch := m.src.Events(); ch != nil && !m.ended {
 	drain:
 		for i := 0; i < maxBatch; i++ {
@@ -166,7 +190,7 @@ func (m *Model) onFrame() {
 					m.ended = true
 					break drain
 				}
-				m.Fold(e)
+				m.fold(e)
 			default:
 				break drain
 			}
@@ -452,8 +476,11 @@ func (m *Model) nextProblem() {
 	rows := m.store.Rows()
 	for i := 1; i <= len(rows); i++ {
 		j := (m.sel + i) % len(rows)
-		if l := rows[j]; !l.Deleted && l.Problem() >= 0 {
-			m.sel, m.stage, m.detailTop = j, l.Problem(), 0
+		if l := rows[j]; l.Failing() {
+			m.sel, m.detailTop = j, 0
+			if p := l.Problem(); p >= 0 {
+				m.stage = p
+			}
 			m.clampScroll()
 			return
 		}

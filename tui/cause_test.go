@@ -62,3 +62,35 @@ func TestNextProblemKey(t *testing.T) {
 		t.Errorf("! went to %v, want %v", got, want)
 	}
 }
+
+// The selection stays on the same pod when rows are added before it or
+// removed (a refused create's row goes away).
+func TestSelectionFollowsThePod(t *testing.T) {
+	m, _, _ := fixture(120, 40, "dark")
+	press(m, "G")
+	if selectedName(m) != "batch" {
+		t.Fatalf("G selected %s", selectedName(m))
+	}
+	m.Fold(stages.Event{Time: at(3000), Namespace: "default", Pod: "aaa", Stage: stages.Persist, Status: stages.Succeeded})
+	if selectedName(m) != "batch" {
+		t.Fatalf("a pod added above moved the selection to %s", selectedName(m))
+	}
+	m.Fold(stages.Event{Time: at(3001), Namespace: "default", Pod: "aab", Stage: stages.Admission, Status: stages.Failed, Reason: "Forbidden"})
+	if selectedName(m) != "batch" {
+		t.Fatalf("a refused create moved the selection to %s", selectedName(m))
+	}
+	if row := rowOf(m.Render(), "aab"); row != "" {
+		t.Error("a refused create is drawn as a pod")
+	}
+}
+
+// The start cell counts restarts as kubectl's RESTARTS does.
+func TestStartCellCountsRestarts(t *testing.T) {
+	m, _, _ := fixture(80, 24, "dark")
+	next := at(20000)
+	m.Fold(stages.Event{Time: at(2000), Namespace: "default", Pod: "crash", Stage: stages.Start, Status: stages.Retrying, Attempt: 3,
+		Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container=app", NextTry: &next})
+	if row := rowOf(m.Render(), "crash"); !strings.Contains(row, "↻2") {
+		t.Errorf("3 start attempts are 2 restarts: %q", row)
+	}
+}

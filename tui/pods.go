@@ -237,7 +237,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
 	wantName, wantStatus, wantCause := 0, 0, 0
 	for _, l := range rows {
-		if width < 110 && l.Problem() >= 0 {
+		if width < 110 && l.Failing() {
 			// What its cause lacks after its unreached cells.
 			_, msg := l.Cause()
 			wantCause = max(wantCause, len(msg)-(len(stages.Lifecycle)-lastReached(l)-1)*3)
@@ -315,7 +315,11 @@ func (p *podsPane) cause(l *lanes.Lane) (string, int) {
 	if text == "" {
 		return "", pText
 	}
-	switch l.Cells[l.Problem()].State {
+	i := l.Problem()
+	if i < 0 { // an owner's refused create
+		return text, pFailed
+	}
+	switch l.Cells[i].State {
 	case lanes.Failed:
 		return text, pFailed
 	case lanes.Waiting:
@@ -338,7 +342,14 @@ func lastReached(l *lanes.Lane) int {
 func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel, stop int, now time.Time) {
 	pt := &p.c.Paint
 	for i := range stages.Lifecycle[:stop] {
-		sym, rest, paint := p.cellParts(&l.Cells[i], lay.cell-1, now)
+		c := &l.Cells[i]
+		if i == startIndex && c.Attempt > 0 {
+			// The start cell counts restarts, as kubectl's RESTARTS does.
+			cp := *c
+			cp.Attempt = l.Restarts()
+			c = &cp
+		}
+		sym, rest, paint := p.cellParts(c, lay.cell-1, now)
 		if p.hidden[i] && l.Cells[i].State == lanes.NotReached {
 			sym, rest, paint = p.c.Theme.Symbols.Unobservable, "", pMuted
 		}
@@ -353,6 +364,9 @@ func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel,
 		b.WriteByte(' ')
 	}
 }
+
+// startIndex is the start stage's index in stages.Lifecycle.
+var startIndex = stages.Start.Index()
 
 // cellText is what a cell says in w cells, and its paint.
 func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
@@ -383,7 +397,7 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 		return sy.Failed, c.Reason, pFailed
 	case lanes.Retrying:
 		if !wide {
-			if c.Attempt > 1 && c.Attempt < 10 {
+			if c.Attempt > 0 && c.Attempt < 10 {
 				return sy.Retrying, strconv.Itoa(c.Attempt), pRetrying
 			}
 			return sy.Retrying, "", pRetrying

@@ -22,6 +22,12 @@ func (l *Lane) Problem() int {
 	return worst
 }
 
+// Failing reports whether the lane has a cause to show: a problem stage,
+// or (for an owner) a refused create of one of its pods.
+func (l *Lane) Failing() bool {
+	return (l.Problem() >= 0 && !l.Deleted) || l.DeniedReason != ""
+}
+
 // Focus returns the index of the stage a reader wants to see first: the
 // problem stage, else the latest stage in progress, else -1.
 func (l *Lane) Focus() int {
@@ -44,6 +50,9 @@ func (l *Lane) Focus() int {
 // the lane is neither failing, retrying nor held.
 func (l *Lane) Cause() (reason, message string) {
 	p := l.Problem()
+	if p < 0 && l.DeniedReason != "" {
+		return l.DeniedReason, CoreMessage(l.DeniedReason, l.DeniedMessage)
+	}
 	if p < 0 || l.Deleted {
 		return "", ""
 	}

@@ -62,6 +62,15 @@ type Lane struct {
 	Depth int
 	// Deleted is set once the delete stage succeeded.
 	Deleted bool
+	// Denied is set for a pod whose create the API server refused (an API
+	// stage failed and persist never succeeded): it never existed, so it
+	// has no row and no phase; its owner's row shows the refusal.
+	Denied bool
+	// DeniedReason and DeniedMessage, on an owner, are the latest refused
+	// create of one of its pods.
+	DeniedReason, DeniedMessage string
+	// counted is the phase this lane is counted under ("" when none).
+	counted string
 }
 
 var stagesAll = [18]stages.ID{}
@@ -142,9 +151,6 @@ func (s *Store) Fold(e stages.Event) {
 		l = &Lane{Kind: kind, Namespace: e.Namespace, Name: e.Pod, First: e.Time, Status: "Pending", Phase: "Pending"}
 		s.lanes[key] = l
 		s.dirty = true
-		if kind == stages.KindPod {
-			s.phases[l.Phase]++
-		}
 	}
 	if e.Node != "" {
 		l.Node = e.Node
@@ -194,22 +200,101 @@ func (s *Store) Fold(e stages.Event) {
 	if e.Stage == stages.Delete && e.Status == stages.Succeeded {
 		l.Deleted = true
 	}
-	old, oldStatus := l.Phase, l.Status
+	if kind == stages.KindPod {
+		settle(l, e)
+		if denied := deniedCreate(l); denied != l.Denied {
+			l.Denied = denied
+			s.dirty = true // its row comes or goes
+		}
+	}
+	oldStatus := l.Status
 	l.Status, l.Phase = status(l)
 	if kind != stages.KindPod {
 		s.owners = true // its own stages may have changed what it shows
-	} else if oldStatus != l.Status || l.Cells[stages.Ready.Index()].State == Done {
+	} else if oldStatus != l.Status || l.Cells[stages.Ready.Index()].State == Done || l.Denied {
 		s.owners = true
 	}
-	if kind == stages.KindPod && old != l.Phase {
-		s.phases[old]--
-		if s.phases[old] == 0 {
-			delete(s.phases, old)
-		}
-		s.phases[l.Phase]++
+	if kind == stages.KindPod {
+		s.count(l)
 	}
 	l.Version++
 	s.Version++
+}
+
+// count keeps the phase counts: a pod counts under its phase unless it was
+// never created.
+func (s *Store) count(l *Lane) {
+	want := l.Phase
+	if l.Denied {
+		want = ""
+	}
+	if want == l.counted {
+		return
+	}
+	if l.counted != "" {
+		s.phases[l.counted]--
+		if s.phases[l.counted] == 0 {
+			delete(s.phases, l.counted)
+		}
+	}
+	if want != "" {
+		s.phases[want]++
+	}
+	l.counted = want
+}
+
+// apiStages are the stages of the API request that creates an object.
+var apiStages = [...]stages.ID{stages.Authn, stages.Authz, stages.Admission, stages.Persist}
+
+// deniedCreate reports whether the pod's create was refused: an API stage
+// failed and persist never succeeded, and nothing after the API stages
+// happened to it.
+func deniedCreate(l *Lane) bool {
+	if l.Cells[stages.Persist.Index()].State == Done {
+		return false
+	}
+	failed := false
+	for _, id := range apiStages {
+		if l.Cells[id.Index()].State == Failed {
+			failed = true
+		}
+	}
+	if !failed {
+		return false
+	}
+	for _, id := range stages.Lifecycle[stages.Schedule.Index():] {
+		if l.Cells[id.Index()].State != NotReached {
+			return false
+		}
+	}
+	return true
+}
+
+// settle keeps a pod's cells true to what the event implies for the others:
+// a deleted pod retries nothing more; a restarted or crash-looping
+// container is not ready.
+func settle(l *Lane, e stages.Event) {
+	switch e.Stage {
+	case stages.Terminate, stages.Cleanup, stages.Delete:
+		for i := range stages.Lifecycle {
+			if c := &l.Cells[i]; c.State == Retrying {
+				c.State, c.NextTry = Failed, time.Time{}
+			}
+		}
+	}
+	start, ready := &l.Cells[stages.Start.Index()], &l.Cells[stages.Ready.Index()]
+	restarted := e.Stage == stages.Start && e.Status == stages.Started && ready.State == Done && !ready.End.After(e.Time)
+	if restarted || start.State == Retrying || start.State == Failed {
+		if ready.State == Done || ready.State == InProgress {
+			*ready = Cell{}
+		}
+	}
+}
+
+// Restarts is kubectl's RESTARTS for the pod: its container's start
+// attempts less the first.
+func (l *Lane) Restarts() int {
+	return max(0, l.Cells[stages.Start.Index()].Attempt-1)
 }
 
 // status derives kubectl's STATUS column and the pod phase from the cells.
@@ -237,7 +322,8 @@ func status(l *Lane) (string, string) {
 	if worst := l.Problem(); worst >= 0 {
 		id, cc := stages.Lifecycle[worst], &l.Cells[worst]
 		switch {
-		case id.Before(stages.Bind):
+		case !stages.Bind.Before(id), id == stages.Kubelet && cc.State == Waiting:
+			// Until the kubelet syncs the pod, kubectl says Pending.
 			return "Pending", "Pending"
 		case cc.State == Waiting:
 			return "ContainerCreating", podPhaseAfterBind(l)
@@ -249,7 +335,7 @@ func status(l *Lane) (string, string) {
 		return "Running", "Running"
 	case c(stages.Start).State == Done:
 		return "Running", "Running"
-	case c(stages.Bind).State == Done || c(stages.Kubelet).State != NotReached:
+	case c(stages.Kubelet).State != NotReached:
 		return "ContainerCreating", "Pending"
 	}
 	return "Pending", "Pending"
@@ -348,7 +434,7 @@ func (s *Store) summarize() {
 				ready, total = ready+r, total+t
 				continue
 			}
-			if k.Deleted || k.Phase == "Terminating" {
+			if k.Deleted || k.Denied || k.Phase == "Terminating" {
 				continue
 			}
 			total++
@@ -361,6 +447,12 @@ func (s *Store) summarize() {
 	for _, l := range s.lanes {
 		if l.Kind == stages.KindPod {
 			continue
+		}
+		dr, dm := s.deniedChild(l.Key())
+		if dr != l.DeniedReason || dm != l.DeniedMessage {
+			l.DeniedReason, l.DeniedMessage = dr, dm
+			l.Version++
+			s.Version++
 		}
 		st, ph := status(l)
 		if ph != "Failed" && (len(s.children[l.Key()]) > 0 || ph == "Reconciled") {
@@ -376,6 +468,45 @@ func (s *Store) summarize() {
 			s.Version++
 		}
 	}
+}
+
+// deniedChild returns the reason and message of the latest refused create
+// among an owner's pods, when it is later than every pod it did create.
+func (s *Store) deniedChild(key string) (reason, message string) {
+	var latest, created time.Time
+	for _, k := range s.children[key] {
+		if k.Kind != stages.KindPod {
+			continue
+		}
+		if !k.Denied {
+			created = maxTime(created, k.First)
+			continue
+		}
+		if k.LastTime.Before(latest) {
+			continue
+		}
+		latest = k.LastTime
+		reason, message = "FailedCreate", ""
+		if c := k.Cell(stages.Reconcile); c.State == Failed || c.State == Retrying {
+			reason, message = reasonOr(c.Reason, reason), c.Message
+		}
+		for _, id := range apiStages {
+			if c := k.Cell(id); c.State == Failed && message == "" {
+				message = c.Message
+			}
+		}
+	}
+	if latest.Before(created) {
+		return "", ""
+	}
+	return reason, message
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (s *Store) rebuild() {
@@ -406,6 +537,9 @@ func (s *Store) rebuild() {
 	rows := s.rows[:0]
 	var walk func(l *Lane, depth int) bool
 	walk = func(l *Lane, depth int) bool {
+		if l.Denied {
+			return false // never created: its owner's row says so
+		}
 		l.Depth = depth
 		kids := children[l.Key()]
 		byName(kids)
