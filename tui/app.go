@@ -54,7 +54,7 @@ type Model struct {
 	back   screen // where esc returns from the detail screen
 
 	sel, stage, top int // selected row, selected stage (index in Lifecycle), first visible row
-	evTop           int // events pane scroll; -1 follows the tail
+	evSel           int // events pane cursor (index in time order); -1 follows the newest
 	detailTop       int
 
 	filtering bool
@@ -93,10 +93,7 @@ func New(src Source, opt Options) *Model {
 	c := &Common{Keys: DefaultKeyMap(), Now: opt.Now, Width: 80, Height: 24}
 	c.SetTheme(themes.Get(name, opt.NoColor))
 	m := &Model{src: src, c: c, store: lanes.New(), log: newEventLog(5000), pods: newPodsPane(c),
-		evTop: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
-	if ks, ok := src.(KubeEventSource); ok && ks.KubeEvents() != nil {
-		m.log.kube = true // the cluster's own Events fill the events pane
-	}
+		evSel: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
 	m.refreshStatus(opt.Now())
 	return m
 }
@@ -155,7 +152,6 @@ func (m *Model) Fold(evs ...stages.Event) {
 
 func (m *Model) fold(e stages.Event) {
 	m.store.Fold(e)
-	m.log.add(e)
 	if e.Time.After(m.anchorEng) {
 		m.anchorEng, m.anchorWal = e.Time, m.c.Now()
 	}
@@ -288,13 +284,13 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) {
 	switch msg.Button {
 	case tea.MouseWheelUp:
 		if m.screen == screenEvents {
-			m.scrollEvents(-3)
+			m.moveEvent(-3)
 		} else {
 			m.move(-3)
 		}
 	case tea.MouseWheelDown:
 		if m.screen == screenEvents {
-			m.scrollEvents(3)
+			m.moveEvent(3)
 		} else {
 			m.move(3)
 		}
@@ -389,6 +385,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.filter.SetValue("")
 			m.store.SetFilter("")
 		}
+	case key.Matches(msg, k.Enter) && m.screen == screenEvents:
+		if e := m.selectedEvent(); e != nil {
+			m.overlay = &eventOverlay{e: *e}
+		}
 	case key.Matches(msg, k.Enter):
 		if m.screen == screenDetail {
 			m.screen = m.back
@@ -409,14 +409,14 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.pageOrScroll(1)
 	case key.Matches(msg, k.Top):
 		if m.screen == screenEvents {
-			m.evTop = 0
+			m.evSel = 0
 		} else {
 			m.sel = 0 // the events strip under the lanes keeps following the tail
 		}
 		m.clampScroll()
 	case key.Matches(msg, k.Bottom):
 		if m.screen == screenEvents {
-			m.evTop = -1
+			m.evSel = -1
 		} else {
 			m.sel = len(m.store.Rows()) - 1
 		}
@@ -435,7 +435,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 
 func (m *Model) moveOrScroll(d int) {
 	if m.screen == screenEvents {
-		m.scrollEvents(d)
+		m.moveEvent(d)
 		return
 	}
 	m.move(d)

@@ -23,9 +23,22 @@ type FakeSource struct {
 	PodDetailFunc func(ns, name string) (PodDetail, error)
 	FaultControl  FaultControl
 	ClockControl  ClockControl
+	// K delivers Kubernetes Events (nil: none).
+	K chan K8sEvent
 }
 
-var _ Source = (*FakeSource)(nil)
+var (
+	_ Source          = (*FakeSource)(nil)
+	_ KubeEventSource = (*FakeSource)(nil)
+)
+
+// KubeEvents returns K.
+func (f *FakeSource) KubeEvents() <-chan K8sEvent {
+	if f.K == nil {
+		return nil // a nil channel of the right type, not a nil interface
+	}
+	return f.K
+}
 
 // Name returns SourceName ("fake" when empty).
 func (f *FakeSource) Name() string {

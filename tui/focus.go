@@ -33,7 +33,7 @@ func (m *Model) nextProblem() {
 func (m *Model) pageOrScroll(d int) {
 	switch m.screen {
 	case screenEvents:
-		m.scrollEvents(d * m.bodyHeight())
+		m.moveEvent(d * m.bodyHeight())
 	case screenDetail:
 		m.detailTop = max(0, m.detailTop+d*(m.bodyHeight()/2))
 	default:

@@ -23,6 +23,8 @@ var screens = []struct {
 	// The batch pod (last row), schedule stage: the node × plugin matrix.
 	{"detail", []string{"G", "l", "l", "l", "l", "l", "enter"}},
 	{"events", []string{"tab"}},
+	// Enter on the kubelet's Failed pull Event: the Event in full.
+	{"event", []string{"tab", "k", "k", "k", "k", "enter"}},
 	// web's second pod, in ImagePullBackOff.
 	{"timeline", []string{"j", "j", "j", "tab", "tab"}},
 	{"help", []string{"?"}},

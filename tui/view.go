@@ -122,7 +122,7 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 		lanesOut = append(lanesOut, "")
 	}
 	lanesOut = append(lanesOut, m.c.Paint.S(pBorder, strings.Repeat("─", w)))
-	return append(lanesOut, m.eventsView(w, eventsStrip, now)...)
+	return append(lanesOut, m.eventsStripView(w, eventsStrip, now)...)
 }
 
 func (m *Model) headerLine(w int) string {
