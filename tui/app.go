@@ -243,15 +243,34 @@ func (m *Model) selected() *lanes.Lane {
 func (m *Model) selectedStage() stages.ID { return stages.Lifecycle[m.stage] }
 
 // bodyHeight is the number of lines between the header and the footer.
-func (m *Model) bodyHeight() int { return max(1, m.c.Height-3) }
+func (m *Model) bodyHeight() int { return max(1, m.c.Height-2-len(m.footerLines(m.c.Width))) }
 
 // lanesHeight is how many lane rows the pods pane shows (its header excluded).
 func (m *Model) lanesHeight() int {
-	h := m.bodyHeight() - 1
-	if m.screen == screenPods && m.splitEvents() {
-		h -= eventsStrip + 1
+	if m.screen == screenPods {
+		l, _ := m.split()
+		return max(1, l-1)
 	}
-	return max(1, h)
+	return max(1, m.bodyHeight()-1)
+}
+
+// split shares the pods screen's height between the lanes (their header
+// included) and the events under them: on tall terminals a strip (its
+// separator not counted) that takes what the lanes do not need, at least
+// eventsStrip lines; below, one line with the latest Warning, if any.
+func (m *Model) split() (lanes, events int) {
+	bh := m.bodyHeight()
+	if !m.splitEvents() {
+		if m.latestWarning() != nil && bh > 4 {
+			return bh - 1, 1
+		}
+		return bh, 0
+	}
+	lanes = bh - eventsStrip - 1
+	if need := len(m.store.Rows()) + 3; need < lanes { // header, rows, a spare line and "No pods yet"
+		lanes = max(need, bh/3)
+	}
+	return lanes, bh - lanes - 1
 }
 
 func (m *Model) clampScroll() {

@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
 )
 
 // overlay is a box drawn over the screen that takes the keys while open.
@@ -65,6 +67,9 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 	}
 	lines = append(lines, "", pt.S(pBold, "Cells"))
 	for _, l := range strings.Split(ansi.Wordwrap(legend, w, ""), "\n") {
+		lines = append(lines, pt.S(pMuted, l))
+	}
+	for _, l := range strings.Split(ansi.Wordwrap(stageLegend(), w, ""), "\n") {
 		lines = append(lines, pt.S(pMuted, l))
 	}
 	return append(lines, "", pt.S(pMuted, "Press any key to close."))
@@ -211,4 +216,13 @@ func drawOverlay(m *Model, ov overlay, body []string, w, h int) []string {
 		out[top+i] = spaces(left) + l
 	}
 	return out
+}
+
+// stageLegend explains the stage columns' short headers: "au authn  az authz ...".
+func stageLegend() string {
+	parts := make([]string, 0, len(stages.Lifecycle))
+	for _, id := range stages.Lifecycle {
+		parts = append(parts, shortNames[id]+" "+string(id))
+	}
+	return "Stages: " + strings.Join(parts, "  ")
 }

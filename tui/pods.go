@@ -34,7 +34,13 @@ type laneLayout struct {
 	name, node, status int
 	left               int // everything before the first cell
 	cause              int // the CAUSE column after the cells (0: none)
+	ns                 int // the NAMESPACE column (0: none)
 }
+
+// laneWants is how wide the rows would like the columns: the longest
+// namespace (0 when all rows share one), name (with its tree prefix) and
+// status, and what the longest cause lacks after its unreached cells.
+type laneWants struct{ ns, name, status, cause int }
 
 // Column bounds: STATUS (its separator included) holds ContainerCreating
 // whole when there is room; on wide terminals CAUSE keeps at least minCause
@@ -56,16 +62,25 @@ const (
 //
 // Below 110 columns there is no room for a CAUSE column beside whole names:
 // a row's cause then also runs over its unreached cells, and names yield (down
-// to narrowName) what the longest cause still lacks (wantCause).
-func newLaneLayout(width, wantName, wantStatus, wantCause int) laneLayout {
+// to narrowName) what the longest cause still lacks (want.cause).
+//
+// When the rows span namespaces (attach -A), a NAMESPACE column (want.ns
+// wide, at most 20) comes first.
+func newLaneLayout(width int, want laneWants) laneLayout {
 	n := len(stages.Lifecycle)
 	l := laneLayout{width: width, cell: 3}
-	wantName = max(wantName, minName)
-	l.status = min(max(wantStatus+1, len("STATUS")+1), maxStatus)
+	wantName, wantCause := max(want.name, minName), want.cause
+	l.status = min(max(want.status+1, len("STATUS")+1), maxStatus)
 	if width < 110 {
 		l.status = min(l.status, 11)
 	}
+	if want.ns > 0 {
+		l.ns = min(max(want.ns, len("NAMESPACE")), 20)
+	}
 	fixed := 2 + 1 + l.status // cursor, the separator after NAME, STATUS
+	if l.ns > 0 {
+		fixed += l.ns + 1
+	}
 	if spare := width - n*l.cell - fixed - wantName - roomyCause; spare >= n {
 		l.cell = min(maxCellWide, l.cell+spare/n)
 	}
@@ -149,6 +164,9 @@ func newPodsPane(c *Common) *podsPane {
 func (p *podsPane) header(lay laneLayout) string {
 	var b strings.Builder
 	b.WriteString("  ")
+	if lay.ns > 0 {
+		b.WriteString(fit("NAMESPACE", lay.ns) + " ")
+	}
 	b.WriteString(fit("NAME", lay.name))
 	b.WriteByte(' ')
 	if lay.node > 0 {
@@ -191,6 +209,9 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	}
 	prefix := p.prefix(l)
 	left := fit(prefix+midTrunc(l.Name, lay.name-ansi.StringWidth(prefix)), lay.name) + " "
+	if lay.ns > 0 {
+		left = fit(l.Namespace, lay.ns) + " " + left
+	}
 	if lay.node > 0 {
 		left += fit(l.Node, lay.node) + " "
 	}
@@ -235,12 +256,17 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 
 // layout sizes the columns for rows at width.
 func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
-	wantName, wantStatus, wantCause := 0, 0, 0
+	var want laneWants
+	multiNS := false
 	for _, l := range rows {
+		if l.Namespace != rows[0].Namespace {
+			multiNS = true
+		}
+		want.ns = max(want.ns, len(l.Namespace))
 		if width < 110 && l.Failing() {
 			// What its cause lacks after its unreached cells.
 			_, msg := l.Cause()
-			wantCause = max(wantCause, len(msg)-(len(stages.Lifecycle)-lastReached(l)-1)*3)
+			want.cause = max(want.cause, len(msg)-(len(stages.Lifecycle)-lastReached(l)-1)*3)
 		}
 		w := l.Depth + len(l.Name) // symbols are one cell wide (themes tests it)
 		switch l.Kind {
@@ -249,10 +275,13 @@ func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
 		case stages.KindReplicaSet:
 			w += len("> rs/")
 		}
-		wantName = max(wantName, w)
-		wantStatus = max(wantStatus, len(l.Status))
+		want.name = max(want.name, w)
+		want.status = max(want.status, len(l.Status))
 	}
-	return newLaneLayout(width, wantName, wantStatus, wantCause)
+	if !multiNS {
+		want.ns = 0
+	}
+	return newLaneLayout(width, want)
 }
 
 // prefix is what precedes a lane's name: its depth in the tree and its kind.
