@@ -398,9 +398,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.filtering = true
 		return m, m.filter.Focus()
 	case key.Matches(msg, k.Back):
-		if m.screen == screenDetail {
+		switch {
+		case m.screen == screenDetail:
 			m.screen = m.back
-		} else if m.store.Filter() != "" {
+		case m.screen != screenPods:
+			m.screen = screenPods // esc leaves Events and Timeline too
+		case m.store.Filter() != "":
 			m.filter.SetValue("")
 			m.store.SetFilter("")
 		}

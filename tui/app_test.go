@@ -119,13 +119,13 @@ func TestFaultMenuCallsSource(t *testing.T) {
 		want string
 	}{
 		// Third row is pod web-…-2xk9p on node-1; ten l's reach pull.
-		{"default variant for this pod", []string{"enter"}, "add pull:fail:not-found@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"second variant", []string{"j", "enter"}, "add pull:fail:unauthorized@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"node scope", []string{"tab", "enter"}, "add pull:fail:not-found@node/node-1"},
-		{"every pod", []string{"tab", "tab", "j", "j", "enter"}, "add pull:delay:2s"},
-		{"hang", []string{"j", "j", "j", "j", "j", "enter"}, "add pull:hang@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"flake 3", []string{"G", "j", "j", "j", "j", "j", "j", "j", "enter"}, "add pull:flake:3@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"remove active fault", []string{"k", "enter"}, "remove 3"},
+		{"default variant for this pod", []string{"j", "enter"}, "add pull:fail:not-found@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"second variant", []string{"j", "j", "enter"}, "add pull:fail:unauthorized@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"node scope", []string{"j", "tab", "enter"}, "add pull:fail:not-found@node/node-1"},
+		{"every pod", []string{"j", "tab", "tab", "j", "j", "enter"}, "add pull:delay:2s"},
+		{"hang", []string{"j", "j", "j", "j", "j", "j", "enter"}, "add pull:hang@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"flake 3", []string{"G", "j", "j", "j", "j", "j", "j", "j", "j", "enter"}, "add pull:flake:3@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"remove active fault (the menu opens on it)", []string{"enter"}, "remove 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,8 +231,12 @@ func TestUnavailableCommandsSayWhy(t *testing.T) {
 	}
 	press(m, "?")
 	help := ansi.Strip(m.Render())
-	if !strings.Contains(help, "✗ faults at") || !strings.Contains(help, "✗ apply") || !strings.Contains(help, "unavailable here: read-only") {
-		t.Errorf("help does not mark unavailable keys:\n%s", help)
+	if strings.Contains(help, "faults at") || strings.Contains(help, "apply workload") || !strings.Contains(help, "cannot serve are left out: read-only") {
+		t.Errorf("help advertises keys a read-only source cannot serve, or does not say why:\n%s", help)
+	}
+	press(m, "x")
+	if foot := ansi.Strip(m.Render()); strings.Contains(foot, "apply workload") || strings.Contains(foot, "pause clock") {
+		t.Errorf("the footer advertises keys a read-only source cannot serve:\n%s", foot)
 	}
 }
 

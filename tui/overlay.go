@@ -45,8 +45,7 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 		for _, b := range group {
 			hb := b.Help()
 			if off[hb.Key] {
-				cells = append(cells, pt.S(pMuted, fit(hb.Key, 6)+" "+fit(m.c.Theme.Symbols.Failed+" "+hb.Desc, colW-8)))
-				continue
+				continue // not advertised where it cannot be served
 			}
 			cells = append(cells, pt.S(pAccent, fit(hb.Key, 6))+" "+pt.S(pMuted, fit(hb.Desc, colW-8)))
 		}
@@ -63,7 +62,9 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 		if m.status.ReadOnly != "" {
 			why = m.status.ReadOnly
 		}
-		lines = append(lines, pt.S(pMuted, clip(sy.Failed+" unavailable here: "+why, w)))
+		for _, l := range strings.Split(ansi.Wordwrap("Keys this source cannot serve are left out: "+why, w, ""), "\n") {
+			lines = append(lines, pt.S(pMuted, clip(l, w)))
+		}
 	}
 	lines = append(lines, "", pt.S(pBold, "Cells"))
 	for _, l := range strings.Split(ansi.Wordwrap(legend, w, ""), "\n") {
@@ -128,6 +129,28 @@ func (p *prompt) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
 
 func (p *prompt) view(m *Model, w, h int) []string {
 	return []string{m.c.Paint.S(pBold, p.label) + p.input.View(), "", m.c.Paint.S(pMuted, "enter to confirm, esc to cancel")}
+}
+
+// confirm asks a yes/no question: y or enter says yes, n or esc no.
+type confirm struct {
+	question string
+	yes, no  tea.Cmd
+}
+
+func (c *confirm) title() string { return "Confirm" }
+
+func (c *confirm) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
+	switch strings.ToLower(msg.String()) {
+	case "y", "enter":
+		return nil, c.yes
+	case "n", "esc":
+		return nil, c.no
+	}
+	return c, nil
+}
+
+func (c *confirm) view(m *Model, w, h int) []string {
+	return []string{m.c.Paint.S(pBold, c.question), "", m.c.Paint.S(pMuted, "y or enter to confirm, n or esc to cancel")}
 }
 
 // applyPicker offers the built-in workloads and a manifest file.

@@ -114,10 +114,15 @@ type podsPane struct {
 	// the stages it cannot see (indexed like stages.Lifecycle).
 	res    time.Duration
 	hidden [nLifecycle]bool
+	// filter is the lane filter in force, to say when it matches nothing.
+	filter string
+	// readOnly is set when the Source takes no commands: no hint to apply.
+	readOnly bool
 }
 
 // setStatus takes the Source's resolution and unobservable stages.
 func (p *podsPane) setStatus(st Status) {
+	p.readOnly = st.ReadOnly != ""
 	var hidden [nLifecycle]bool
 	for _, id := range st.Unobservable {
 		if i := id.Index(); i >= 0 && i < len(hidden) {
@@ -461,7 +466,14 @@ func (p *podsPane) view(rows []*lanes.Lane, width, h, top, selRow, selStage int,
 	out := make([]string, 0, h)
 	out = append(out, p.header(lay))
 	if len(rows) == 0 {
-		out = append(out, "", p.c.Paint.S(pMuted, "  No pods yet. Press a to launch a demo workload or apply a manifest."))
+		msg := "  No pods yet. Press a to launch a demo workload or apply a manifest."
+		if p.readOnly {
+			msg = "  No pods yet."
+		}
+		if p.filter != "" {
+			msg = "  No lane matches the filter \"" + p.filter + "\" (esc clears it)."
+		}
+		out = append(out, "", p.c.Paint.S(pMuted, msg))
 		return out
 	}
 	for i := top; i < len(rows) && len(out) < h; i++ {

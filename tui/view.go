@@ -93,6 +93,7 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 		lw = w - dw - 1
 	}
 	laneH, evH := m.split()
+	m.pods.filter = m.store.Filter()
 	lanesOut := m.pods.view(rows, lw, laneH, m.top, m.sel, m.stage, now)
 	if dw > 0 {
 		det := m.detailView(dw, laneH, now)

@@ -76,7 +76,7 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 
 	// s scales the Deployment to 4: the new pod cannot pull its image.
 	tm.keys("s")
-	tm.waitFor("the scale prompt", 10*time.Second, has("Scale deployment/web to replicas:"))
+	tm.waitFor("the scale prompt with the current count", 10*time.Second, has("Scale deployment/web (3 pods now) to replicas:"))
 	tm.keys("4", "Enter")
 	tm.waitFor("the scaling note", 10*time.Second, has("scaling deployment web to 4"))
 	s = tm.waitFor("the fourth pod in image pull back-off", time.Minute, func(s string) bool {
@@ -100,11 +100,11 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 	gone := podName(t, bad)
 	tm.keys("f")
 	tm.waitFor("the fault menu with the active fault", 10*time.Second, has("remove #1 pull:fail"))
-	tm.keys("k", "k", "k", "k", "Enter")
+	tm.keys("Enter") // the menu opens on the active fault
 	tm.waitFor("the fault removed", 10*time.Second, has("fault #1 removed"))
 	tm.keys("d")
 	tm.waitFor("the delete prompt", 10*time.Second, has("Delete pod default/"))
-	tm.keys("y", "Enter")
+	tm.keys("Enter")
 	tm.waitFor("the delete note", 10*time.Second, has("deleting pod default/"))
 	s = tm.waitFor("four pods ready again", 2*time.Minute, func(s string) bool {
 		return strings.Contains(lineWith(s, "deploy/web"), "4/4")

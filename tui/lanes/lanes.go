@@ -69,6 +69,9 @@ type Lane struct {
 	// DeniedReason and DeniedMessage, on an owner, are the latest refused
 	// create of one of its pods.
 	DeniedReason, DeniedMessage string
+	// Pods and ReadyPods, on an owner, count its pods (refused, deleted
+	// and terminating ones left out) and those Running and ready.
+	Pods, ReadyPods int
 	// counted is the phase this lane is counted under ("" when none).
 	counted string
 }
@@ -282,8 +285,9 @@ func (s *Store) summarize() {
 			s.Version++
 		}
 		st, ph := status(l)
+		r, t := count(l.Key())
+		l.ReadyPods, l.Pods = r, t
 		if ph != "Failed" && (len(s.children[l.Key()]) > 0 || ph == "Reconciled") {
-			r, t := count(l.Key())
 			st, ph = strconv.Itoa(r)+"/"+strconv.Itoa(t)+" ready", "Progressing"
 			if r == t {
 				ph = "Ready"
