@@ -79,6 +79,12 @@ type Model struct {
 	ended   bool
 	// kubeEnded is set when the Source's Kubernetes Events channel closed.
 	kubeEnded bool
+
+	// A scenario's goal met (how it holds), whether its banner waits to
+	// open, and how many hints were shown.
+	goalMet    string
+	goalBanner bool
+	hints      int
 }
 
 // New returns the UI model for src.
@@ -209,6 +215,8 @@ func (m *Model) refreshStatus(now time.Time) {
 	if fc := m.src.Faults(); fc != nil {
 		m.faultsN, m.heldN = len(fc.List()), len(fc.Held())
 	}
+	m.checkGoal()
+	m.openGoalBanner()
 }
 
 // engineNow estimates the Source's clock from the latest event time, the
@@ -355,6 +363,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.overlay != nil {
 		ov, cmd := m.overlay.update(m, msg)
 		m.overlay = ov
+		m.openGoalBanner()
 		return m, cmd
 	}
 	if m.filtering {
@@ -421,6 +430,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, m.refreshDetail(true)
 	case key.Matches(msg, k.NextProblem):
 		m.nextProblem()
+	case key.Matches(msg, k.Story), key.Matches(msg, k.Hint):
+		m.openLesson(key.Matches(msg, k.Hint))
 	case key.Matches(msg, k.Up):
 		m.moveOrScroll(-1)
 	case key.Matches(msg, k.Down):

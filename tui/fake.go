@@ -25,11 +25,22 @@ type FakeSource struct {
 	ClockControl  ClockControl
 	// K delivers Kubernetes Events (nil: none).
 	K chan K8sEvent
+	// Scenario is the workshop scenario shown (nil: none); Met says how its
+	// goal holds ("" while it does not).
+	Scenario *Lesson
+	Met      string
 }
+
+// Lesson returns Scenario.
+func (f *FakeSource) Lesson() *Lesson { return f.Scenario }
+
+// GoalMet returns Met.
+func (f *FakeSource) GoalMet() string { return f.Met }
 
 var (
 	_ Source          = (*FakeSource)(nil)
 	_ KubeEventSource = (*FakeSource)(nil)
+	_ LessonSource    = (*FakeSource)(nil)
 )
 
 // KubeEvents returns K.

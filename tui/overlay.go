@@ -57,7 +57,11 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 	}
 	legend := fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
 		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
-	if len(off) > 0 {
+	n := len(off)
+	if m.lesson() == nil {
+		n -= 2 // no scenario, no story or hints: nothing to explain
+	}
+	if n > 0 {
 		why := "not supported by " + m.src.Name()
 		if m.status.ReadOnly != "" {
 			why = m.status.ReadOnly
@@ -93,6 +97,9 @@ func (m *Model) unavailableKeys() map[string]bool {
 	}
 	if m.status.ReadOnly != "" {
 		mark(k.Apply, k.Delete, k.Scale)
+	}
+	if m.lesson() == nil {
+		mark(k.Story, k.Hint)
 	}
 	return off
 }

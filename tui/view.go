@@ -266,6 +266,12 @@ func (m *Model) tabsLine(w int) string {
 	if m.ended {
 		right += "  (source ended)"
 	}
+	if m.goalMet != "" {
+		left := b.String()
+		banner := pt.S(pDone, m.c.Theme.Symbols.Done+" goal met") + pt.S(pMuted, " (S: what was wrong)") + "  "
+		b.Reset()
+		b.WriteString(left + banner)
+	}
 	left := b.String()
 	return left + clip(pt.S(pMuted, right), max(0, w-ansi.StringWidth(left)))
 }
