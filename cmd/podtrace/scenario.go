@@ -267,6 +267,9 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	go func() { prepared <- s.Prepare(ctx, e) }()
 	var mu sync.Mutex
 	solved := ""
+	lsrc := &scenarioSource{engineSource: src, lesson: &tui.Lesson{Title: s.Title, Story: s.Story,
+		Goal: s.Goal.Description, Hints: s.Hints, Explanation: s.Explanation},
+		met: func() string { mu.Lock(); defer mu.Unlock(); return solved }}
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var prepErr error
@@ -284,7 +287,7 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 			announceGoal(ctx, e, s, detail)
 		})
 	}()
-	uiErr := tui.Run(uiCtx, src, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	uiErr := tui.Run(uiCtx, lsrc, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
 	mu.Lock()
 	defer mu.Unlock()
 	if prepErr != nil {
@@ -300,3 +303,17 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	}
 	return uiErr
 }
+
+// scenarioSource is the embedded cluster with the scenario's story, hints
+// and goal for the UI (S, H, and the banner once the goal is met).
+type scenarioSource struct {
+	*engineSource
+	lesson *tui.Lesson
+	met    func() string
+}
+
+// Lesson returns the scenario as the UI shows it.
+func (s *scenarioSource) Lesson() *tui.Lesson { return s.lesson }
+
+// GoalMet says how the goal holds, "" while it does not.
+func (s *scenarioSource) GoalMet() string { return s.met() }
