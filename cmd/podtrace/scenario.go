@@ -248,8 +248,8 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	}
 	fmt.Fprint(os.Stderr, briefing(s))
 	fmt.Fprintf(os.Stderr, "\nThe manifest applied is %s: edit it and apply it again (a, then \"manifest file…\").\n", manifest)
-	fmt.Fprintf(os.Stderr, "In the UI: e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
-		"Stuck? In another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
+	fmt.Fprintf(os.Stderr, "In the UI: S the story, H a hint, e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
+		"Or in another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
 		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
 		return err
