@@ -181,10 +181,12 @@ func Check(ctx context.Context, c kubernetes.Interface, namespace string) error 
 // prints it: Error from server (NotFound): deployments.apps "x" not found.
 type ServerError struct{ Err error }
 
+// Error words the error as kubectl prints it.
 func (e *ServerError) Error() string {
 	return "Error from server (" + string(apierrors.ReasonForError(e.Err)) + "): " + oneLine(e.Err)
 }
 
+// Unwrap returns the API server's error.
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // CheckTarget fails with the API server's error, as kubectl words it, when
