@@ -54,7 +54,7 @@ type Model struct {
 	back   screen // where esc returns from the detail screen
 
 	sel, stage, top int // selected row, selected stage (index in Lifecycle), first visible row
-	evTop           int // events pane scroll; -1 follows the tail
+	evSel           int // events pane cursor (index in time order); -1 follows the newest
 	detailTop       int
 
 	filtering bool
@@ -79,6 +79,12 @@ type Model struct {
 	ended   bool
 	// kubeEnded is set when the Source's Kubernetes Events channel closed.
 	kubeEnded bool
+
+	// A scenario's goal met (how it holds), whether its banner waits to
+	// open, and how many hints were shown.
+	goalMet    string
+	goalBanner bool
+	hints      int
 }
 
 // New returns the UI model for src.
@@ -93,10 +99,7 @@ func New(src Source, opt Options) *Model {
 	c := &Common{Keys: DefaultKeyMap(), Now: opt.Now, Width: 80, Height: 24}
 	c.SetTheme(themes.Get(name, opt.NoColor))
 	m := &Model{src: src, c: c, store: lanes.New(), log: newEventLog(5000), pods: newPodsPane(c),
-		evTop: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
-	if ks, ok := src.(KubeEventSource); ok && ks.KubeEvents() != nil {
-		m.log.kube = true // the cluster's own Events fill the events pane
-	}
+		evSel: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
 	m.refreshStatus(opt.Now())
 	return m
 }
@@ -143,20 +146,28 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // Fold applies events directly; the frame loop uses it, and so can tests and
-// benchmarks that build a model without a running program.
+// benchmarks that build a model without a running program. The selection
+// stays on the same lane when rows come or go.
 func (m *Model) Fold(evs ...stages.Event) {
+	prev := m.selected()
 	for _, e := range evs {
-		m.store.Fold(e)
-		m.log.add(e)
-		if e.Time.After(m.anchorEng) {
-			m.anchorEng, m.anchorWal = e.Time, m.c.Now()
-		}
+		m.fold(e)
+	}
+	m.keepSelection(prev)
+}
+
+func (m *Model) fold(e stages.Event) {
+	m.store.Fold(e)
+	if e.Time.After(m.anchorEng) {
+		m.anchorEng, m.anchorWal = e.Time, m.c.Now()
 	}
 }
 
 // onFrame drains every event waiting on the Source without blocking.
 func (m *Model) onFrame() {
 	now := m.c.Now()
+	prev := m.selected()
+	defer m.keepSelection(prev)
 	if ch := m.src.Events(); ch != nil && !m.ended {
 	drain:
 		for i := 0; i < maxBatch; i++ {
@@ -166,7 +177,7 @@ func (m *Model) onFrame() {
 					m.ended = true
 					break drain
 				}
-				m.Fold(e)
+				m.fold(e)
 			default:
 				break drain
 			}
@@ -204,6 +215,8 @@ func (m *Model) refreshStatus(now time.Time) {
 	if fc := m.src.Faults(); fc != nil {
 		m.faultsN, m.heldN = len(fc.List()), len(fc.Held())
 	}
+	m.checkGoal()
+	m.openGoalBanner()
 }
 
 // engineNow estimates the Source's clock from the latest event time, the
@@ -238,15 +251,34 @@ func (m *Model) selected() *lanes.Lane {
 func (m *Model) selectedStage() stages.ID { return stages.Lifecycle[m.stage] }
 
 // bodyHeight is the number of lines between the header and the footer.
-func (m *Model) bodyHeight() int { return max(1, m.c.Height-3) }
+func (m *Model) bodyHeight() int { return max(1, m.c.Height-2-len(m.footerLines(m.c.Width))) }
 
 // lanesHeight is how many lane rows the pods pane shows (its header excluded).
 func (m *Model) lanesHeight() int {
-	h := m.bodyHeight() - 1
-	if m.screen == screenPods && m.splitEvents() {
-		h -= eventsStrip + 1
+	if m.screen == screenPods {
+		l, _ := m.split()
+		return max(1, l-1)
 	}
-	return max(1, h)
+	return max(1, m.bodyHeight()-1)
+}
+
+// split shares the pods screen's height between the lanes (their header
+// included) and the events under them: on tall terminals a strip (its
+// separator not counted) that takes what the lanes do not need, at least
+// eventsStrip lines; below, one line with the latest Warning, if any.
+func (m *Model) split() (lanes, events int) {
+	bh := m.bodyHeight()
+	if !m.splitEvents() {
+		if m.latestWarning() != nil && bh > 4 {
+			return bh - 1, 1
+		}
+		return bh, 0
+	}
+	lanes = bh - eventsStrip - 1
+	if need := len(m.store.Rows()) + 3; need < lanes { // header, rows, a spare line and "No pods yet"
+		lanes = max(need, bh/3)
+	}
+	return lanes, bh - lanes - 1
 }
 
 func (m *Model) clampScroll() {
@@ -279,13 +311,13 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) {
 	switch msg.Button {
 	case tea.MouseWheelUp:
 		if m.screen == screenEvents {
-			m.scrollEvents(-3)
+			m.moveEvent(-3)
 		} else {
 			m.move(-3)
 		}
 	case tea.MouseWheelDown:
 		if m.screen == screenEvents {
-			m.scrollEvents(3)
+			m.moveEvent(3)
 		} else {
 			m.move(3)
 		}
@@ -315,8 +347,8 @@ func (m *Model) onClick(ms tea.Mouse) {
 	if m.wideDetail() {
 		lw = m.c.Width - min(72, m.c.Width/3) - 1
 	}
-	lay := newLaneLayout(lw)
-	if ms.X >= lay.left && ms.X < lw {
+	lay := m.pods.layout(m.store.Rows(), lw)
+	if ms.X >= lay.left && ms.X < lay.left+len(stages.Lifecycle)*lay.cell {
 		m.stage = min(len(stages.Lifecycle)-1, (ms.X-lay.left)/lay.cell)
 	}
 	m.detailTop = 0
@@ -331,6 +363,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.overlay != nil {
 		ov, cmd := m.overlay.update(m, msg)
 		m.overlay = ov
+		m.openGoalBanner()
 		return m, cmd
 	}
 	if m.filtering {
@@ -374,11 +407,18 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.filtering = true
 		return m, m.filter.Focus()
 	case key.Matches(msg, k.Back):
-		if m.screen == screenDetail {
+		switch {
+		case m.screen == screenDetail:
 			m.screen = m.back
-		} else if m.store.Filter() != "" {
+		case m.screen != screenPods:
+			m.screen = screenPods // esc leaves Events and Timeline too
+		case m.store.Filter() != "":
 			m.filter.SetValue("")
 			m.store.SetFilter("")
+		}
+	case key.Matches(msg, k.Enter) && m.screen == screenEvents:
+		if e := m.selectedEvent(); e != nil {
+			m.overlay = &eventOverlay{e: *e}
 		}
 	case key.Matches(msg, k.Enter):
 		if m.screen == screenDetail {
@@ -386,7 +426,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.back, m.screen, m.detailTop = m.screen, screenDetail, 0
+		m.focusStage()
 		return m, m.refreshDetail(true)
+	case key.Matches(msg, k.NextProblem):
+		m.nextProblem()
+	case key.Matches(msg, k.Story), key.Matches(msg, k.Hint):
+		m.openLesson(key.Matches(msg, k.Hint))
 	case key.Matches(msg, k.Up):
 		m.moveOrScroll(-1)
 	case key.Matches(msg, k.Down):
@@ -397,14 +442,14 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.pageOrScroll(1)
 	case key.Matches(msg, k.Top):
 		if m.screen == screenEvents {
-			m.evTop = 0
+			m.evSel = 0
 		} else {
 			m.sel = 0 // the events strip under the lanes keeps following the tail
 		}
 		m.clampScroll()
 	case key.Matches(msg, k.Bottom):
 		if m.screen == screenEvents {
-			m.evTop = -1
+			m.evSel = -1
 		} else {
 			m.sel = len(m.store.Rows()) - 1
 		}
@@ -423,23 +468,13 @@ func (m *Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 
 func (m *Model) moveOrScroll(d int) {
 	if m.screen == screenEvents {
-		m.scrollEvents(d)
+		m.moveEvent(d)
 		return
 	}
 	m.move(d)
 	if m.screen == screenDetail {
 		m.detailTop = 0
-	}
-}
-
-func (m *Model) pageOrScroll(d int) {
-	switch m.screen {
-	case screenEvents:
-		m.scrollEvents(d * m.bodyHeight())
-	case screenDetail:
-		m.detailTop = max(0, m.detailTop+d*(m.bodyHeight()/2))
-	default:
-		m.move(d * m.lanesHeight())
+		m.focusStage()
 	}
 }
 

@@ -88,12 +88,15 @@ func TestPaneSwitching(t *testing.T) {
 	if m.screen != screenDetail {
 		t.Fatal("enter does not open the detail")
 	}
-	if !strings.Contains(ansi.Strip(m.Render()), "kubectl describe pod batch -n default") {
-		t.Error("detail lacks the kubectl command for the selected pod")
+	if d := ansi.Strip(m.Render()); !strings.Contains(d, "schedule") || !strings.Contains(d, "pod/batch") {
+		t.Errorf("enter does not open batch's failing stage (schedule), whatever column is selected:\n%s", d)
 	}
 	press(m, "k")
 	if d := ansi.Strip(m.Render()); !strings.Contains(d, "pod/api-0") || !strings.Contains(d, "PodScheduled") {
 		t.Errorf("moving in the detail does not show the next pod as stored:\n%s", d)
+	}
+	if m.selectedStage() != stages.Pull {
+		t.Errorf("the detail of api-0 shows %s, want its stage in progress, pull", m.selectedStage())
 	}
 	press(m, "esc")
 	if m.screen != screenPods {
@@ -116,13 +119,13 @@ func TestFaultMenuCallsSource(t *testing.T) {
 		want string
 	}{
 		// Third row is pod web-…-2xk9p on node-1; ten l's reach pull.
-		{"default variant for this pod", []string{"enter"}, "add pull:fail:not-found@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"second variant", []string{"j", "enter"}, "add pull:fail:unauthorized@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"node scope", []string{"tab", "enter"}, "add pull:fail:not-found@node/node-1"},
-		{"every pod", []string{"tab", "tab", "j", "j", "enter"}, "add pull:delay:2s"},
-		{"hang", []string{"j", "j", "j", "j", "j", "enter"}, "add pull:hang@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"flake 3", []string{"G", "j", "j", "j", "j", "j", "j", "j", "enter"}, "add pull:flake:3@pod/default/web-7d9c5b8f4-2xk9p"},
-		{"remove active fault", []string{"k", "enter"}, "remove 3"},
+		{"default variant for this pod", []string{"j", "enter"}, "add pull:fail:not-found@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"second variant", []string{"j", "j", "enter"}, "add pull:fail:unauthorized@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"node scope", []string{"j", "tab", "enter"}, "add pull:fail:not-found@node/node-1"},
+		{"every pod", []string{"j", "tab", "tab", "j", "j", "enter"}, "add pull:delay:2s"},
+		{"hang", []string{"j", "j", "j", "j", "j", "j", "enter"}, "add pull:hang@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"flake 3", []string{"G", "j", "j", "j", "j", "j", "j", "j", "j", "enter"}, "add pull:flake:3@pod/default/web-7d9c5b8f4-2xk9p"},
+		{"remove active fault (the menu opens on it)", []string{"enter"}, "remove 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,8 +231,12 @@ func TestUnavailableCommandsSayWhy(t *testing.T) {
 	}
 	press(m, "?")
 	help := ansi.Strip(m.Render())
-	if !strings.Contains(help, "✗ faults at") || !strings.Contains(help, "✗ apply") || !strings.Contains(help, "unavailable here: read-only") {
-		t.Errorf("help does not mark unavailable keys:\n%s", help)
+	if strings.Contains(help, "faults at") || strings.Contains(help, "apply workload") || !strings.Contains(help, "cannot serve are left out: read-only") {
+		t.Errorf("help advertises keys a read-only source cannot serve, or does not say why:\n%s", help)
+	}
+	press(m, "x")
+	if foot := ansi.Strip(m.Render()); strings.Contains(foot, "apply workload") || strings.Contains(foot, "pause clock") {
+		t.Errorf("the footer advertises keys a read-only source cannot serve:\n%s", foot)
 	}
 }
 
@@ -260,8 +267,9 @@ func TestMouseWheelAndThemeAndQuit(t *testing.T) {
 	if selectedName(m) != "web" {
 		t.Fatalf("wheel up selected %s", selectedName(m))
 	}
-	// A click on the fifth lane's pull cell selects both (80 columns: cells start at 35, 3 wide).
-	m.Update(tea.MouseClickMsg{X: 35 + 10*3 + 1, Y: 3 + 4, Button: tea.MouseLeft})
+	// A click on the fifth lane's pull cell selects both.
+	lay := m.pods.layout(m.store.Rows(), 80)
+	m.Update(tea.MouseClickMsg{X: lay.left + 10*lay.cell + 1, Y: 3 + 4, Button: tea.MouseLeft})
 	if selectedName(m) != "web-7d9c5b8f4-qv4tn" || m.selectedStage() != stages.Pull {
 		t.Fatalf("click selected %s at %s", selectedName(m), m.selectedStage())
 	}
@@ -335,7 +343,7 @@ func TestClusterSourceShowsUnobservableStagesAndCoarseTimes(t *testing.T) {
 			Resolution: time.Second, Unobservable: []stages.ID{stages.Authn, stages.Authz, stages.Admission}}
 	}}
 	m := New(src, Options{Now: func() time.Time { return t0 }})
-	m.Update(winSize(120, 40))
+	m.Update(winSize(150, 40)) // cells wide enough for durations
 	done := stages.Event{Time: at(1300), Namespace: "default", Pod: "web-0", Stage: stages.Persist, Status: stages.Succeeded, DurationMs: 300}
 	pulled := stages.Event{Time: at(5000), Namespace: "default", Pod: "web-0", Stage: stages.Pull, Status: stages.Succeeded, DurationMs: 2600}
 	m.Fold(done, pulled)

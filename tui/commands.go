@@ -93,13 +93,9 @@ func (m *Model) command(msg tea.KeyPressMsg) tea.Cmd {
 			return m.unavailable("delete")
 		}
 		ns, name := l.Namespace, l.Name
-		m.overlay = newPrompt(fmt.Sprintf("Delete pod %s/%s? (y/N) ", ns, name), "", func(v string) tea.Cmd {
-			if !strings.EqualFold(strings.TrimSpace(v), "y") {
-				return note("delete cancelled", false)
-			}
-			return do("deleting pod "+ns+"/"+name, func() error { return m.src.DeletePod(ns, name) })
-		})
-		return m.overlay.(*prompt).input.Focus()
+		m.overlay = &confirm{question: fmt.Sprintf("Delete pod %s/%s?", ns, name),
+			yes: do("deleting pod "+ns+"/"+name, func() error { return m.src.DeletePod(ns, name) }),
+			no:  note("delete cancelled", false)}
 	case key.Matches(msg, k.Scale):
 		return m.scale(l)
 	case key.Matches(msg, k.Fault):
@@ -171,7 +167,7 @@ func (m *Model) scale(l *lanes.Lane) tea.Cmd {
 		return note("pod "+l.Name+" has no owner to scale", true)
 	}
 	ns, kind, name := target.Namespace, target.Kind, target.Name
-	m.overlay = newPrompt(fmt.Sprintf("Scale %s/%s to replicas: ", strings.ToLower(kind), name), "", func(v string) tea.Cmd {
+	m.overlay = newPrompt(fmt.Sprintf("Scale %s/%s (%d pods now) to replicas: ", strings.ToLower(kind), name, target.Pods), "", func(v string) tea.Cmd {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 {
 			return note(fmt.Sprintf("replicas %q: want a number ≥ 0", v), true)

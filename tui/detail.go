@@ -63,7 +63,10 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 
 	sym, paint := m.pods.cellText(c, 1, now)
 	state := pt.S(paint, sym+" "+stateWords[c.State])
-	if c.Attempt > 1 {
+	switch {
+	case id == stages.Start && c.Attempt > 1:
+		state += fmt.Sprintf(" (attempt %d, RESTARTS %d)", c.Attempt, l.Restarts())
+	case c.Attempt > 1:
 		state += fmt.Sprintf(" (attempt %d)", c.Attempt)
 	}
 	add("Status     " + state)

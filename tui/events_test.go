@@ -62,29 +62,37 @@ func TestEventsPaneShowsTheClustersOwnEvents(t *testing.T) {
 	}
 }
 
-func TestEventsPaneFallsBackToStageReasons(t *testing.T) {
+// Stage events' reasons are podtrace's, not Kubernetes Events: a Source
+// without Kubernetes Events lists none, and says so.
+func TestEventsPaneNeverListsStageReasons(t *testing.T) {
 	src := &FakeSource{C: make(chan stages.Event, 10)}
 	m := New(src, Options{Now: func() time.Time { return t0 }})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
-	src.C <- stages.Event{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Schedule, Status: stages.Retrying,
-		Reason: "FailedScheduling", Message: "0/3 nodes are available: 3 Insufficient cpu."}
+	src.C <- stages.Event{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Start, Status: stages.Retrying,
+		Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container"}
 	m.Update(frameMsg(t0))
-	if s := ansi.Strip(m.Render()); !strings.Contains(s, "FailedScheduling") || !strings.Contains(s, "Warning") {
-		t.Fatalf("a Source without Kubernetes Events shows the stage events' reasons:\n%s", s)
+	s := ansi.Strip(m.Render())
+	if strings.Contains(s, "Warning") || strings.Contains(s, "back-off 10s") {
+		t.Fatalf("a stage event's reason is listed as a Kubernetes Event:\n%s", s)
+	}
+	if !strings.Contains(s, "No Kubernetes Events") {
+		t.Fatalf("the empty events pane does not say why:\n%s", s)
 	}
 }
 
 // g and G on the pods screen move the lane selection; the events strip
 // below keeps following the newest events.
 func TestTopKeyOnPodsKeepsEventsStripFollowing(t *testing.T) {
-	src := &FakeSource{C: make(chan stages.Event, 100)}
+	src := &FakeSource{C: make(chan stages.Event, 100), K: make(chan K8sEvent, 100)}
 	m := New(src, Options{Now: func() time.Time { return t0 }})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	add := func(from, to int) {
 		for i := from; i < to; i++ {
 			src.C <- stages.Event{Time: t0, Namespace: "default", Pod: "p" + itoa(i), Stage: stages.Bind,
 				Status: stages.Succeeded, Reason: "Scheduled", Message: "event " + itoa(i)}
+			src.K <- K8sEvent{Namespace: "default", Name: "p" + itoa(i) + ".1", Object: "pod/p" + itoa(i), Type: "Normal",
+				Reason: "Scheduled", Message: "event " + itoa(i), LastSeen: t0.Add(time.Duration(i) * time.Millisecond)}
 		}
 		m.Update(frameMsg(t0))
 	}
@@ -97,5 +105,43 @@ func TestTopKeyOnPodsKeepsEventsStripFollowing(t *testing.T) {
 	}
 	if sel := m.selected(); sel == nil || sel.Name != "p0" {
 		t.Fatalf("g did not select the first lane: %+v", sel)
+	}
+}
+
+// The Events tab lists Events by LAST SEEN; the strip under the lanes puts
+// the Warnings first; j/k/g/G move a cursor and enter shows an Event whole.
+func TestEventsOrderWarningsFirstAndCursor(t *testing.T) {
+	m, _, _ := fixture(120, 40, "dark")
+	lines := strings.Split(ansi.Strip(m.Render()), "\n")
+	strip := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "LAST SEEN") {
+			strip = i
+		}
+	}
+	if strip < 0 || !strings.Contains(lines[strip+1], "Warning") || !strings.Contains(lines[strip+2], "Warning") {
+		t.Fatalf("the strip does not list its Warnings first:\n%s", strings.Join(lines[max(0, strip):], "\n"))
+	}
+	press(m, "e")
+	all := m.log.sorted()
+	for i := 1; i < len(all); i++ {
+		if all[i].time.Before(all[i-1].time) {
+			t.Fatalf("Events out of LAST SEEN order at %d: %v after %v", i, all[i].time, all[i-1].time)
+		}
+	}
+	press(m, "g")
+	if e := m.selectedEvent(); e == nil || e.reason != "ScalingReplicaSet" {
+		t.Fatalf("g selected %+v, want the oldest Event", e)
+	}
+	press(m, "j", "G", "k", "k", "k", "k", "enter")
+	s := ansi.Strip(m.Render())
+	for _, want := range []string{"Object      pod/web-7d9c5b8f4-8mzq1", "Count       3", "First seen", "Last seen", "docker.io/library/nginx:1.277: not found"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("enter on an Event does not show %q:\n%s", want, s)
+		}
+	}
+	press(m, "x")
+	if m.overlay != nil {
+		t.Fatal("a key does not close the Event")
 	}
 }

@@ -23,9 +23,33 @@ type FakeSource struct {
 	PodDetailFunc func(ns, name string) (PodDetail, error)
 	FaultControl  FaultControl
 	ClockControl  ClockControl
+	// K delivers Kubernetes Events (nil: none).
+	K chan K8sEvent
+	// Scenario is the workshop scenario shown (nil: none); Met says how its
+	// goal holds ("" while it does not).
+	Scenario *Lesson
+	Met      string
 }
 
-var _ Source = (*FakeSource)(nil)
+// Lesson returns Scenario.
+func (f *FakeSource) Lesson() *Lesson { return f.Scenario }
+
+// GoalMet returns Met.
+func (f *FakeSource) GoalMet() string { return f.Met }
+
+var (
+	_ Source          = (*FakeSource)(nil)
+	_ KubeEventSource = (*FakeSource)(nil)
+	_ LessonSource    = (*FakeSource)(nil)
+)
+
+// KubeEvents returns K.
+func (f *FakeSource) KubeEvents() <-chan K8sEvent {
+	if f.K == nil {
+		return nil // a nil channel of the right type, not a nil interface
+	}
+	return f.K
+}
 
 // Name returns SourceName ("fake" when empty).
 func (f *FakeSource) Name() string {

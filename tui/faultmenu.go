@@ -61,8 +61,19 @@ func newFaultMenu(fc FaultControl, stage stages.ID, l *lanes.Lane) *faultMenu {
 	if fm.pod == "" {
 		fm.scope = 2 // no pod selected: every pod
 	}
+	// Start on the active fault (this stage's, if any); without one, on the
+	// first fault to inject.
+	if faults := fc.List(); len(faults) > 0 {
+		for i, f := range faults {
+			if f.Stage == stage {
+				fm.cursor = i
+				return fm
+			}
+		}
+		return fm
+	}
 	for fm.cursor < len(fm.items)-1 && fm.items[fm.cursor].remove != 0 {
-		fm.cursor++ // start on the first fault to inject
+		fm.cursor++
 	}
 	return fm
 }

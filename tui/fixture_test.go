@@ -97,6 +97,30 @@ func story() []stages.Event {
 	return evs
 }
 
+// kubeStory is the Kubernetes Events the story's components would record.
+func kubeStory() []K8sEvent {
+	var evs []K8sEvent
+	add := func(ms int, typ, obj, reason, msg string, count int) {
+		evs = append(evs, K8sEvent{Type: typ, Reason: reason, Message: msg, Count: count, LastSeen: at(ms), FirstSeen: at(ms / max(1, count)),
+			Namespace: "default", Name: obj + "." + itoa(ms), Object: obj})
+	}
+	add(14, "Normal", "deployment/web", "ScalingReplicaSet", "Scaled up replica set web-7d9c5b8f4 from 0 to 3", 1)
+	for i, p := range []string{"web-7d9c5b8f4-2xk9p", "web-7d9c5b8f4-8mzq1", "web-7d9c5b8f4-qv4tn"} {
+		add(40+i*5, "Normal", "replicaset/web-7d9c5b8f4", "SuccessfulCreate", "Created pod: "+p, 1)
+		add(60+i*5, "Normal", "pod/"+p, "Scheduled", "Successfully assigned default/"+p+" to node-"+itoa(i+1), 1)
+	}
+	add(230, "Normal", "pod/web-7d9c5b8f4-2xk9p", "Pulling", `Pulling image "nginx:1.27"`, 1)
+	add(1430, "Normal", "pod/web-7d9c5b8f4-2xk9p", "Pulled", `Successfully pulled image "nginx:1.27" in 1.2s (1.2s including waiting). Image size: 72099410 bytes.`, 1)
+	add(1440, "Normal", "pod/web-7d9c5b8f4-2xk9p", "Created", "Created container: nginx", 1)
+	add(1490, "Normal", "pod/web-7d9c5b8f4-2xk9p", "Started", "Started container nginx", 1)
+	add(900, "Warning", "pod/web-7d9c5b8f4-8mzq1", "Failed", `Failed to pull image "nginx:1.277": rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:1.277": docker.io/library/nginx:1.277: not found`, 3)
+	add(905, "Normal", "pod/web-7d9c5b8f4-8mzq1", "BackOff", `Back-off pulling image "nginx:1.277"`, 2)
+	add(214, "Warning", "pod/batch", "FailedScheduling", "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.", 2)
+	add(118, "Normal", "pod/api-0", "Scheduled", "Successfully assigned default/api-0 to node-1", 1)
+	add(280, "Normal", "pod/api-0", "Pulling", `Pulling image "api:2.1"`, 1)
+	return evs
+}
+
 // fixture returns a model on a fake source holding the story, at w×h, with
 // the wall clock fixed 3 s after the story began.
 func fixture(w, h int, theme string) (*Model, *FakeSource, *recorder) {
@@ -130,6 +154,9 @@ func fixture(w, h int, theme string) (*Model, *FakeSource, *recorder) {
 	m := New(src, Options{Theme: theme, Now: func() time.Time { return wall }})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	m.Fold(story()...)
+	for _, e := range kubeStory() {
+		m.log.addKube(e)
+	}
 	// The engine's clock reads 3 s into the story.
 	m.anchorEng = at(3000)
 	m.clampScroll()

@@ -23,6 +23,8 @@ var screens = []struct {
 	// The batch pod (last row), schedule stage: the node × plugin matrix.
 	{"detail", []string{"G", "l", "l", "l", "l", "l", "enter"}},
 	{"events", []string{"tab"}},
+	// Enter on the kubelet's Failed pull Event: the Event in full.
+	{"event", []string{"tab", "k", "k", "k", "k", "enter"}},
 	// web's second pod, in ImagePullBackOff.
 	{"timeline", []string{"j", "j", "j", "tab", "tab"}},
 	{"help", []string{"?"}},
@@ -96,5 +98,52 @@ func golden(t *testing.T, name, got string) {
 	if string(want) != got {
 		t.Errorf("View() differs from %s (run with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s",
 			path, ansi.Strip(got), ansi.Strip(string(want)))
+	}
+}
+
+// lessonScreens are the views of a workshop scenario: the banner once the
+// goal is met (it opens by itself), the story, and two graded hints.
+var lessonScreens = []struct {
+	name string
+	met  bool
+	keys []string
+}{
+	{"goal", true, nil},
+	{"story", false, []string{"S"}},
+	{"hints", false, []string{"H", "H"}},
+}
+
+func TestGoldenLesson(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, th := range themes.Names() {
+			for _, sc := range lessonScreens {
+				name := sc.name + "-" + th + "-" + itoa(size[0]) + "x" + itoa(size[1])
+				t.Run(name, func(t *testing.T) {
+					m, src, _ := fixture(size[0], size[1], th)
+					src.Scenario = testLesson()
+					if sc.met {
+						src.Met = "pod batch is Running, 1/1 containers ready"
+					}
+					m.refreshStatus(m.c.Now())
+					press(m, sc.keys...)
+					got := m.Render()
+					checkFrame(t, got, size[0], size[1])
+					golden(t, "lesson-"+name, got)
+				})
+			}
+		}
+	}
+}
+
+func testLesson() *Lesson {
+	return &Lesson{
+		Title: "Pending forever",
+		Story: "The batch job was submitted an hour ago and has not started. Nobody changed the nodes. Get pod batch Running.",
+		Goal:  "pod batch is Running and Ready",
+		Hints: []string{"Pending means no node was chosen. Read the scheduler's event.",
+			"FailedScheduling lists, per node, why it was left out.",
+			"Lower the pod's cpu request to what a node can give."},
+		Explanation: "The scheduler only binds a pod to a node whose allocatable resources cover its requests. " +
+			"No node had the cpu the pod asked for, so it stayed Pending with FailedScheduling: Insufficient cpu.",
 	}
 }

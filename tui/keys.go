@@ -15,6 +15,8 @@ type KeyMap struct {
 	Pause, Faster, Slower    key.Binding
 	FastForward              key.Binding
 	Timeline, Events, Theme  key.Binding
+	NextProblem              key.Binding
+	Story, Hint              key.Binding
 	Help, Quit               key.Binding
 }
 
@@ -33,6 +35,9 @@ func DefaultKeyMap() KeyMap {
 		Top:         b([]string{"g", "home"}, "g", "top"),
 		Bottom:      b([]string{"G", "end"}, "G", "bottom"),
 		Enter:       b([]string{"enter"}, "enter", "details"),
+		NextProblem: b([]string{"!"}, "!", "next failing pod"),
+		Story:       b([]string{"S"}, "S", "scenario story"),
+		Hint:        b([]string{"H"}, "H", "scenario hint"),
 		Back:        b([]string{"esc"}, "esc", "back"),
 		Filter:      b([]string{"/"}, "/", "filter"),
 		Tab:         b([]string{"tab"}, "tab", "switch pane"),
@@ -58,14 +63,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the footer.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Enter, k.Tab, k.Filter, k.Apply, k.Fault, k.Pause, k.Help, k.Quit}
+	return []key.Binding{k.Enter, k.Tab, k.Story, k.Hint, k.Filter, k.Apply, k.Fault, k.Pause, k.Help, k.Quit}
 }
 
 // FullHelp is the help overlay, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Enter, k.Back, k.Tab, k.Events, k.Timeline, k.Filter, k.Theme, k.Help, k.Quit},
+		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom, k.NextProblem},
+		{k.Enter, k.Back, k.Tab, k.Events, k.Timeline, k.Filter, k.Theme, k.Story, k.Hint, k.Help, k.Quit},
 		{k.Apply, k.Delete, k.Scale, k.Fault, k.Breakpoint, k.BreakAll, k.Step, k.Continue},
 		{k.Pause, k.Faster, k.Slower, k.FastForward},
 	}

@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
 )
 
 // overlay is a box drawn over the screen that takes the keys while open.
@@ -43,8 +45,7 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 		for _, b := range group {
 			hb := b.Help()
 			if off[hb.Key] {
-				cells = append(cells, pt.S(pMuted, fit(hb.Key, 6)+" "+fit(m.c.Theme.Symbols.Failed+" "+hb.Desc, colW-8)))
-				continue
+				continue // not advertised where it cannot be served
 			}
 			cells = append(cells, pt.S(pAccent, fit(hb.Key, 6))+" "+pt.S(pMuted, fit(hb.Desc, colW-8)))
 		}
@@ -56,15 +57,24 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 	}
 	legend := fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
 		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
-	if len(off) > 0 {
+	n := len(off)
+	if m.lesson() == nil {
+		n -= 2 // no scenario, no story or hints: nothing to explain
+	}
+	if n > 0 {
 		why := "not supported by " + m.src.Name()
 		if m.status.ReadOnly != "" {
 			why = m.status.ReadOnly
 		}
-		lines = append(lines, pt.S(pMuted, clip(sy.Failed+" unavailable here: "+why, w)))
+		for _, l := range strings.Split(ansi.Wordwrap("Keys this source cannot serve are left out: "+why, w, ""), "\n") {
+			lines = append(lines, pt.S(pMuted, clip(l, w)))
+		}
 	}
 	lines = append(lines, "", pt.S(pBold, "Cells"))
 	for _, l := range strings.Split(ansi.Wordwrap(legend, w, ""), "\n") {
+		lines = append(lines, pt.S(pMuted, l))
+	}
+	for _, l := range strings.Split(ansi.Wordwrap(stageLegend(), w, ""), "\n") {
 		lines = append(lines, pt.S(pMuted, l))
 	}
 	return append(lines, "", pt.S(pMuted, "Press any key to close."))
@@ -87,6 +97,9 @@ func (m *Model) unavailableKeys() map[string]bool {
 	}
 	if m.status.ReadOnly != "" {
 		mark(k.Apply, k.Delete, k.Scale)
+	}
+	if m.lesson() == nil {
+		mark(k.Story, k.Hint)
 	}
 	return off
 }
@@ -123,6 +136,28 @@ func (p *prompt) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
 
 func (p *prompt) view(m *Model, w, h int) []string {
 	return []string{m.c.Paint.S(pBold, p.label) + p.input.View(), "", m.c.Paint.S(pMuted, "enter to confirm, esc to cancel")}
+}
+
+// confirm asks a yes/no question: y or enter says yes, n or esc no.
+type confirm struct {
+	question string
+	yes, no  tea.Cmd
+}
+
+func (c *confirm) title() string { return "Confirm" }
+
+func (c *confirm) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
+	switch strings.ToLower(msg.String()) {
+	case "y", "enter":
+		return nil, c.yes
+	case "n", "esc":
+		return nil, c.no
+	}
+	return c, nil
+}
+
+func (c *confirm) view(m *Model, w, h int) []string {
+	return []string{m.c.Paint.S(pBold, c.question), "", m.c.Paint.S(pMuted, "y or enter to confirm, n or esc to cancel")}
 }
 
 // applyPicker offers the built-in workloads and a manifest file.
@@ -211,4 +246,13 @@ func drawOverlay(m *Model, ov overlay, body []string, w, h int) []string {
 		out[top+i] = spaces(left) + l
 	}
 	return out
+}
+
+// stageLegend explains the stage columns' short headers: "au authn  az authz ...".
+func stageLegend() string {
+	parts := make([]string, 0, len(stages.Lifecycle))
+	for _, id := range stages.Lifecycle {
+		parts = append(parts, shortNames[id]+" "+string(id))
+	}
+	return "Stages: " + strings.Join(parts, "  ")
 }

@@ -33,33 +33,72 @@ type laneLayout struct {
 	cell               int // width of one stage cell, separator included
 	name, node, status int
 	left               int // everything before the first cell
+	cause              int // the CAUSE column after the cells (0: none)
+	ns                 int // the NAMESPACE column (0: none)
 }
 
-func newLaneLayout(width int) laneLayout {
+// laneWants is how wide the rows would like the columns: the longest
+// namespace (0 when all rows share one), name (with its tree prefix) and
+// status, and what the longest cause lacks after its unreached cells.
+type laneWants struct{ ns, name, status, cause int }
+
+// Column bounds: STATUS (its separator included) holds ContainerCreating
+// whole when there is room; on wide terminals CAUSE keeps at least minCause
+// cells before names are cut, and cells grow (to show durations) only past
+// a roomy CAUSE column.
+const (
+	maxStatus   = len("ContainerCreating") + 1
+	minName     = 12
+	narrowName  = 15
+	minCause    = 24
+	roomyCause  = 48
+	maxCellWide = 8
+)
+
+// newLaneLayout sizes the columns for width cells from what the rows want:
+// the longest name (with its tree prefix) and the longest status. Stage
+// cells are three cells wide (a symbol and a digit) unless the names,
+// statuses and a roomy CAUSE column leave more; CAUSE gets the rest.
+//
+// Below 110 columns there is no room for a CAUSE column beside whole names:
+// a row's cause then also runs over its unreached cells, and names yield (down
+// to narrowName) what the longest cause still lacks (want.cause).
+//
+// When the rows span namespaces (attach -A), a NAMESPACE column (want.ns
+// wide, at most 20) comes first.
+func newLaneLayout(width int, want laneWants) laneLayout {
 	n := len(stages.Lifecycle)
-	l := laneLayout{width: width}
-	switch {
-	case width < 110:
-		l.cell = 3
-	case width < 140:
-		l.cell = (width - 30) / n
-	default: // room for a node column too
-		l.cell = min(8, (width-44)/n)
+	l := laneLayout{width: width, cell: 3}
+	wantName, wantCause := max(want.name, minName), want.cause
+	l.status = min(max(want.status+1, len("STATUS")+1), maxStatus)
+	if width < 110 {
+		l.status = min(l.status, 11)
 	}
-	l.left = width - n*l.cell
-	l.status = 11
-	switch {
-	case l.left >= 42: // room for ContainerCreating and CrashLoopBackOff whole
-		l.status = 18
-	case width >= 110:
-		l.status = 12
+	if want.ns > 0 {
+		l.ns = min(max(want.ns, len("NAMESPACE")), 20)
 	}
-	if l.left >= l.status+32 {
-		l.node = min(12, l.left-l.status-20)
+	fixed := 2 + 1 + l.status // cursor, the separator after NAME, STATUS
+	if l.ns > 0 {
+		fixed += l.ns + 1
 	}
-	l.name = l.left - 2 - l.status - 1
+	if spare := width - n*l.cell - fixed - wantName - roomyCause; spare >= n {
+		l.cell = min(maxCellWide, l.cell+spare/n)
+	}
+	room := width - n*l.cell - fixed // for NAME, NODE and CAUSE
+	l.name = min(wantName, room)
+	if width < 110 {
+		l.name = max(min(wantName, room-wantCause), min(narrowName, room, wantName))
+	} else {
+		l.name = max(min(wantName, room-minCause), min(minName, room))
+	}
+	l.cause = room - l.name
+	if l.cause >= 12+1+minCause { // a NODE column fits too
+		l.node = 12
+		l.cause -= l.node + 1
+	}
+	l.left = fixed + l.name
 	if l.node > 0 {
-		l.name -= l.node + 1
+		l.left += l.node + 1
 	}
 	return l
 }
@@ -75,10 +114,15 @@ type podsPane struct {
 	// the stages it cannot see (indexed like stages.Lifecycle).
 	res    time.Duration
 	hidden [nLifecycle]bool
+	// filter is the lane filter in force, to say when it matches nothing.
+	filter string
+	// readOnly is set when the Source takes no commands: no hint to apply.
+	readOnly bool
 }
 
 // setStatus takes the Source's resolution and unobservable stages.
 func (p *podsPane) setStatus(st Status) {
+	p.readOnly = st.ReadOnly != ""
 	var hidden [nLifecycle]bool
 	for _, id := range st.Unobservable {
 		if i := id.Index(); i >= 0 && i < len(hidden) {
@@ -112,7 +156,7 @@ func (p *podsPane) dur(d time.Duration) string {
 // laneCache is the drawn row of a lane that shows nothing time-dependent.
 type laneCache struct {
 	version uint64
-	width   int
+	lay     laneLayout
 	theme   string
 	row     string
 }
@@ -125,6 +169,9 @@ func newPodsPane(c *Common) *podsPane {
 func (p *podsPane) header(lay laneLayout) string {
 	var b strings.Builder
 	b.WriteString("  ")
+	if lay.ns > 0 {
+		b.WriteString(fit("NAMESPACE", lay.ns) + " ")
+	}
 	b.WriteString(fit("NAME", lay.name))
 	b.WriteByte(' ')
 	if lay.node > 0 {
@@ -143,6 +190,9 @@ func (p *podsPane) header(lay laneLayout) string {
 		b.WriteString(fit(label, lay.cell-1))
 		b.WriteByte(' ')
 	}
+	if lay.cause > 0 {
+		b.WriteString(clip("CAUSE", lay.cause))
+	}
 	return p.c.Paint.S(pBold, b.String())
 }
 
@@ -151,7 +201,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	pt := &p.c.Paint
 	static := sel < 0 && !l.TimeDependent()
 	if static {
-		if c, ok := p.cache[l]; ok && c.version == l.Version && c.width == lay.width && c.theme == p.c.Theme.Name {
+		if c, ok := p.cache[l]; ok && c.version == l.Version && c.lay == lay && c.theme == p.c.Theme.Name {
 			return c.row
 		}
 	}
@@ -162,14 +212,11 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	} else {
 		b.WriteString("  ")
 	}
-	prefix := spaces(l.Depth)
-	switch l.Kind {
-	case stages.KindDeployment:
-		prefix += p.c.Theme.Symbols.Expanded + " deploy/"
-	case stages.KindReplicaSet:
-		prefix += p.c.Theme.Symbols.Expanded + " rs/"
-	}
+	prefix := p.prefix(l)
 	left := fit(prefix+midTrunc(l.Name, lay.name-ansi.StringWidth(prefix)), lay.name) + " "
+	if lay.ns > 0 {
+		left = fit(l.Namespace, lay.ns) + " " + left
+	}
 	if lay.node > 0 {
 		left += fit(l.Node, lay.node) + " "
 	}
@@ -187,12 +234,71 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	}
 	b.WriteString(pt.S(lanePaint(l), st))
 	b.WriteByte(' ')
-	p.cells(&b, l, lay, sel, now)
+	text, paint := p.cause(l)
+	stop := len(stages.Lifecycle)
+	if ansi.StringWidth(text) > lay.cause {
+		// Too long for CAUSE: start it after the last reached cell (the
+		// cells after it say nothing yet), and after the selected one.
+		j := max(lastReached(l), sel) + 1
+		if j < stop {
+			stop = j
+		}
+	}
+	p.cells(&b, l, lay, sel, stop, now)
+	if text != "" {
+		avail := (len(stages.Lifecycle)-stop)*lay.cell + lay.cause
+		if reason, msg := l.Cause(); reason != "" && msg != "" && ansi.StringWidth(text) > avail {
+			text = msg // the message's words say more than the reason's
+		}
+		b.WriteString(pt.S(paint, clip(text, avail)))
+	}
 	row := b.String()
 	if static {
-		p.cache[l] = laneCache{version: l.Version, width: lay.width, theme: p.c.Theme.Name, row: row}
+		p.cache[l] = laneCache{version: l.Version, lay: lay, theme: p.c.Theme.Name, row: row}
 	}
 	return row
+}
+
+// layout sizes the columns for rows at width.
+func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
+	var want laneWants
+	multiNS := false
+	for _, l := range rows {
+		if l.Namespace != rows[0].Namespace {
+			multiNS = true
+		}
+		want.ns = max(want.ns, len(l.Namespace))
+		if width < 110 && l.Failing() {
+			// What its cause lacks after its unreached cells.
+			_, msg := l.Cause()
+			want.cause = max(want.cause, len(msg)-(len(stages.Lifecycle)-lastReached(l)-1)*3)
+		}
+		w := l.Depth + len(l.Name) // symbols are one cell wide (themes tests it)
+		switch l.Kind {
+		case stages.KindDeployment:
+			w += len("> deploy/")
+		case stages.KindReplicaSet:
+			w += len("> rs/")
+		}
+		want.name = max(want.name, w)
+		want.status = max(want.status, len(l.Status))
+	}
+	if !multiNS {
+		want.ns = 0
+	}
+	return newLaneLayout(width, want)
+}
+
+// prefix is what precedes a lane's name: its depth in the tree and its kind.
+func (p *podsPane) prefix(l *lanes.Lane) string {
+	prefix := spaces(l.Depth)
+	switch l.Kind {
+	case stages.KindDeployment:
+		prefix += p.c.Theme.Symbols.Expanded + " deploy/"
+	case stages.KindReplicaSet:
+		prefix += p.c.Theme.Symbols.Expanded + " rs/"
+	}
+	return prefix
 }
 
 // midTrunc shortens an ASCII name to w by cutting its middle, keeping the
@@ -228,10 +334,56 @@ func statusPaint(s string) int {
 	return pFailed
 }
 
-func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel int, now time.Time) {
+// cause is the lane's problem as its row says it ("reason: message", or the
+// message alone when STATUS already gives the reason) and the paint of its
+// stage's state.
+func (p *podsPane) cause(l *lanes.Lane) (string, int) {
+	reason, msg := l.Cause()
+	text := msg
+	switch {
+	case reason != "" && msg != "":
+		text = reason + ": " + msg
+	case msg == "":
+		text = reason
+	}
+	if text == "" {
+		return "", pText
+	}
+	i := l.Problem()
+	if i < 0 { // an owner's refused create
+		return text, pFailed
+	}
+	switch l.Cells[i].State {
+	case lanes.Failed:
+		return text, pFailed
+	case lanes.Waiting:
+		return text, pWaiting
+	}
+	return text, pRetrying
+}
+
+// lastReached is the index of the lane's last stage that has begun, or -1.
+func lastReached(l *lanes.Lane) int {
+	for i := len(stages.Lifecycle) - 1; i >= 0; i-- {
+		if l.Cells[i].State != lanes.NotReached {
+			return i
+		}
+	}
+	return -1
+}
+
+// cells draws the lane's first stop stage cells.
+func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel, stop int, now time.Time) {
 	pt := &p.c.Paint
-	for i := range stages.Lifecycle {
-		sym, rest, paint := p.cellParts(&l.Cells[i], lay.cell-1, now)
+	for i := range stages.Lifecycle[:stop] {
+		c := &l.Cells[i]
+		if i == startIndex && c.Attempt > 0 {
+			// The start cell counts restarts, as kubectl's RESTARTS does.
+			cp := *c
+			cp.Attempt = l.Restarts()
+			c = &cp
+		}
+		sym, rest, paint := p.cellParts(c, lay.cell-1, now)
 		if p.hidden[i] && l.Cells[i].State == lanes.NotReached {
 			sym, rest, paint = p.c.Theme.Symbols.Unobservable, "", pMuted
 		}
@@ -246,6 +398,9 @@ func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel 
 		b.WriteByte(' ')
 	}
 }
+
+// startIndex is the start stage's index in stages.Lifecycle.
+var startIndex = stages.Start.Index()
 
 // cellText is what a cell says in w cells, and its paint.
 func (p *podsPane) cellText(c *lanes.Cell, w int, now time.Time) (string, int) {
@@ -276,7 +431,7 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 		return sy.Failed, c.Reason, pFailed
 	case lanes.Retrying:
 		if !wide {
-			if c.Attempt > 1 && c.Attempt < 10 {
+			if c.Attempt > 0 && c.Attempt < 10 {
 				return sy.Retrying, strconv.Itoa(c.Attempt), pRetrying
 			}
 			return sy.Retrying, "", pRetrying
@@ -307,11 +462,18 @@ func (p *podsPane) cellParts(c *lanes.Cell, w int, now time.Time) (string, strin
 
 // view draws the header line and the visible lanes, rows top..top+h-1.
 func (p *podsPane) view(rows []*lanes.Lane, width, h, top, selRow, selStage int, now time.Time) []string {
-	lay := newLaneLayout(width)
+	lay := p.layout(rows, width)
 	out := make([]string, 0, h)
 	out = append(out, p.header(lay))
 	if len(rows) == 0 {
-		out = append(out, "", p.c.Paint.S(pMuted, "  No pods yet. Press a to launch a demo workload or apply a manifest."))
+		msg := "  No pods yet. Press a to launch a demo workload or apply a manifest."
+		if p.readOnly {
+			msg = "  No pods yet."
+		}
+		if p.filter != "" {
+			msg = "  No lane matches the filter \"" + p.filter + "\" (esc clears it)."
+		}
+		out = append(out, "", p.c.Paint.S(pMuted, msg))
 		return out
 	}
 	for i := top; i < len(rows) && len(out) < h; i++ {

@@ -83,6 +83,9 @@ type K8sEvent struct {
 	Type, Reason, Source, Message string
 	Count                         int
 	LastSeen                      time.Time
+	// FirstSeen is when the Event first happened; zero when not known (the
+	// events pane then keeps the first LastSeen it saw).
+	FirstSeen time.Time
 	// Namespace and Name name the Event object itself (updates of the same
 	// Event share them); Object is its involved object as kubectl prints it,
 	// "pod/web-1". They are set for events from KubeEventSource.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -74,7 +75,7 @@ func (m *Model) Render() string {
 			lines = append(lines, "")
 		}
 	}
-	lines = append(lines, m.footerLine(w))
+	lines = append(lines, m.footerLines(w)...)
 	// A line wider than the terminal would wrap and scroll the screen: cut
 	// whatever does not fit (below 80 columns the layout's minimum does not).
 	for i, l := range lines {
@@ -91,10 +92,8 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 		dw = min(72, w/3)
 		lw = w - dw - 1
 	}
-	laneH := h
-	if m.splitEvents() {
-		laneH = h - eventsStrip - 1
-	}
+	laneH, evH := m.split()
+	m.pods.filter = m.store.Filter()
 	lanesOut := m.pods.view(rows, lw, laneH, m.top, m.sel, m.stage, now)
 	if dw > 0 {
 		det := m.detailView(dw, laneH, now)
@@ -115,14 +114,43 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 			}
 		}
 	}
-	if !m.splitEvents() {
+	if evH == 0 {
 		return lanesOut
 	}
 	for len(lanesOut) < laneH {
 		lanesOut = append(lanesOut, "")
 	}
+	if evH == 1 {
+		return append(lanesOut, m.warningLine(w, now))
+	}
 	lanesOut = append(lanesOut, m.c.Paint.S(pBorder, strings.Repeat("─", w)))
-	return append(lanesOut, m.eventsView(w, eventsStrip, now)...)
+	return append(lanesOut, m.eventsStripView(w, evH, now)...)
+}
+
+// latestWarning returns the newest Warning Event, or nil.
+func (m *Model) latestWarning() *logEntry {
+	all := m.log.sorted()
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].warning {
+			return all[i]
+		}
+	}
+	return nil
+}
+
+// warningLine is the latest Warning in one line, for terminals too short
+// for the events strip; e shows them all.
+func (m *Model) warningLine(w int, now time.Time) string {
+	pt := &m.c.Paint
+	e := m.latestWarning()
+	if e == nil {
+		return ""
+	}
+	age := fmtAge(now.Sub(e.time))
+	if e.count > 1 {
+		age += " (x" + itoa(e.count) + ")"
+	}
+	return clip(pt.S(pWarning, "Warning")+" "+age+" "+pt.S(pBold, e.reason)+" "+e.object+": "+e.message, w)
 }
 
 func (m *Model) headerLine(w int) string {
@@ -238,28 +266,57 @@ func (m *Model) tabsLine(w int) string {
 	if m.ended {
 		right += "  (source ended)"
 	}
+	if m.goalMet != "" {
+		left := b.String()
+		banner := pt.S(pDone, m.c.Theme.Symbols.Done+" goal met") + pt.S(pMuted, " (S: what was wrong)") + "  "
+		b.Reset()
+		b.WriteString(left + banner)
+	}
 	left := b.String()
 	return left + clip(pt.S(pMuted, right), max(0, w-ansi.StringWidth(left)))
 }
 
-func (m *Model) footerLine(w int) string {
+// footerLines is the status line: the filter being typed, a command's
+// result (wrapped over at most three lines rather than cut), or the key
+// hints that fit whole, "? help" always among them.
+func (m *Model) footerLines(w int) []string {
 	pt := &m.c.Paint
 	if m.filtering {
-		return clip(m.filter.View(), w)
+		return []string{clip(m.filter.View(), w)}
 	}
-	if m.note != "" && m.c.Now().Sub(m.noteAt) < noteTTL {
+	if m.note != "" && m.c.Now().Sub(m.noteAt) < noteTTL && w > 2 {
+		paint := pAccent
 		if m.noteErr {
-			return pt.S(pError, clip(" "+m.note, w))
+			paint = pError
 		}
-		return pt.S(pAccent, clip(" "+m.note, w))
-	}
-	var b strings.Builder
-	b.WriteByte(' ')
-	for i, k := range m.c.Keys.ShortHelp() {
-		if i > 0 {
-			b.WriteString(pt.S(pBorder, " • "))
+		lines := strings.Split(ansi.Hardwrap(ansi.Wordwrap(m.note, w-1, ""), w-1, true), "\n")
+		if len(lines) > 3 {
+			lines = lines[:3]
+			lines[2] = clip(lines[2]+"…", w-1)
 		}
-		b.WriteString(pt.S(pAccent, k.Help().Key) + " " + pt.S(pMuted, k.Help().Desc))
+		for i, l := range lines {
+			lines[i] = pt.S(paint, " "+l)
+		}
+		return lines
 	}
-	return clip(b.String(), w)
+	k := &m.c.Keys
+	off := m.unavailableKeys()
+	hint := func(b key.Binding) string {
+		return pt.S(pAccent, b.Help().Key) + " " + pt.S(pMuted, b.Help().Desc)
+	}
+	sep := pt.S(pBorder, " • ")
+	tail := hint(k.Help) + sep + hint(k.Quit)
+	budget := w - 1 - ansi.StringWidth(tail)
+	var parts []string
+	for _, kb := range k.ShortHelp() {
+		if off[kb.Help().Key] || kb.Help().Key == k.Help.Help().Key || kb.Help().Key == k.Quit.Help().Key {
+			continue
+		}
+		if n := ansi.StringWidth(hint(kb)) + 3; n <= budget {
+			parts = append(parts, hint(kb))
+			budget -= n
+		}
+	}
+	parts = append(parts, tail)
+	return []string{clip(" "+strings.Join(parts, sep), w)}
 }

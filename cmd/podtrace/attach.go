@@ -94,6 +94,9 @@ func attachCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := w.Start(ctx); err != nil {
+		if se := (*attach.ServerError)(nil); errors.As(err, &se) {
+			return err // kubectl's words, as kubectl prints them
+		}
 		return fmt.Errorf("attach to %s: %w", contextName, err)
 	}
 	if *audit != "" {

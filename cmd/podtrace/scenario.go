@@ -248,8 +248,8 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	}
 	fmt.Fprint(os.Stderr, briefing(s))
 	fmt.Fprintf(os.Stderr, "\nThe manifest applied is %s: edit it and apply it again (a, then \"manifest file…\").\n", manifest)
-	fmt.Fprintf(os.Stderr, "In the UI: e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
-		"Stuck? In another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
+	fmt.Fprintf(os.Stderr, "In the UI: S the story, H a hint, e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
+		"Or in another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
 		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
 		return err
@@ -267,6 +267,9 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	go func() { prepared <- s.Prepare(ctx, e) }()
 	var mu sync.Mutex
 	solved := ""
+	lsrc := &scenarioSource{engineSource: src, lesson: &tui.Lesson{Title: s.Title, Story: s.Story,
+		Goal: s.Goal.Description, Hints: s.Hints, Explanation: s.Explanation},
+		met: func() string { mu.Lock(); defer mu.Unlock(); return solved }}
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var prepErr error
@@ -284,7 +287,7 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 			announceGoal(ctx, e, s, detail)
 		})
 	}()
-	uiErr := tui.Run(uiCtx, src, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	uiErr := tui.Run(uiCtx, lsrc, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
 	mu.Lock()
 	defer mu.Unlock()
 	if prepErr != nil {
@@ -300,3 +303,17 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	}
 	return uiErr
 }
+
+// scenarioSource is the embedded cluster with the scenario's story, hints
+// and goal for the UI (S, H, and the banner once the goal is met).
+type scenarioSource struct {
+	*engineSource
+	lesson *tui.Lesson
+	met    func() string
+}
+
+// Lesson returns the scenario as the UI shows it.
+func (s *scenarioSource) Lesson() *tui.Lesson { return s.lesson }
+
+// GoalMet says how the goal holds, "" while it does not.
+func (s *scenarioSource) GoalMet() string { return s.met() }

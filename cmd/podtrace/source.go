@@ -140,7 +140,7 @@ func kubeEvent(ev *corev1.Event) tui.K8sEvent {
 		src = ev.ReportingController
 	}
 	return tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: src, Message: ev.Message, Count: int(ev.Count),
-		LastSeen: last, Namespace: ev.Namespace, Name: ev.Name,
+		LastSeen: last, FirstSeen: ev.FirstTimestamp.Time, Namespace: ev.Namespace, Name: ev.Name,
 		Object: strings.ToLower(ev.InvolvedObject.Kind) + "/" + ev.InvolvedObject.Name}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestControlsOnTheRealEngine drives the keys that act on the embedded
@@ -37,10 +38,10 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 	tm.waitFor("the breakpoint set", 10*time.Second, has("breakpoint set before pull for all"))
 	applyWorkload(t, tm, "web")
 	s := tm.waitFor("three pods held before pull", time.Minute, func(s string) bool {
-		return strings.Contains(s, "held 3") && strings.Count(s, "⏸held") == 3
+		return strings.Contains(s, "held 3") && strings.Count(s, "held before pull") == 3
 	})
 	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, "⏸held") && !strings.Contains(l, "ContainerC") {
+		if strings.Contains(l, "held before pull") && !strings.Contains(l, "ContainerCreating") {
 			t.Fatalf("a pod held before pull is not ContainerCreating: %q", l)
 		}
 	}
@@ -48,7 +49,7 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 	// n steps the first pod through pull: it is held again before create.
 	tm.keys("g", "j", "j")
 	sel := tm.waitFor("the first pod selected", 5*time.Second, func(s string) bool {
-		return strings.Contains(selectedLane(s), "⏸held")
+		return strings.Contains(selectedLane(s), "held before pull")
 	})
 	pod := podName(t, selectedLane(sel))
 	tm.keys("n")
@@ -75,7 +76,7 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 
 	// s scales the Deployment to 4: the new pod cannot pull its image.
 	tm.keys("s")
-	tm.waitFor("the scale prompt", 10*time.Second, has("Scale deployment/web to replicas:"))
+	tm.waitFor("the scale prompt with the current count", 10*time.Second, has("Scale deployment/web (3 pods now) to replicas:"))
 	tm.keys("4", "Enter")
 	tm.waitFor("the scaling note", 10*time.Second, has("scaling deployment web to 4"))
 	s = tm.waitFor("the fourth pod in image pull back-off", time.Minute, func(s string) bool {
@@ -99,11 +100,11 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 	gone := podName(t, bad)
 	tm.keys("f")
 	tm.waitFor("the fault menu with the active fault", 10*time.Second, has("remove #1 pull:fail"))
-	tm.keys("k", "k", "k", "k", "Enter")
+	tm.keys("Enter") // the menu opens on the active fault
 	tm.waitFor("the fault removed", 10*time.Second, has("fault #1 removed"))
 	tm.keys("d")
 	tm.waitFor("the delete prompt", 10*time.Second, has("Delete pod default/"))
-	tm.keys("y", "Enter")
+	tm.keys("Enter")
 	tm.waitFor("the delete note", 10*time.Second, has("deleting pod default/"))
 	s = tm.waitFor("four pods ready again", 2*time.Minute, func(s string) bool {
 		return strings.Contains(lineWith(s, "deploy/web"), "4/4")
@@ -132,13 +133,19 @@ func podName(t *testing.T, line string) string {
 	return ""
 }
 
-// cells returns a lane line's 15 stage cells (its last 15 fields).
+// cells returns a lane line's 15 stage cells: the 15 fields from the first
+// that starts with a cell's symbol (the CAUSE column follows them).
 func cells(line string) []string {
 	fs := strings.Fields(line)
-	if len(fs) < 15 {
-		return nil
+	for i, f := range fs {
+		if r, _ := utf8.DecodeRuneInString(f); i > 0 && strings.ContainsRune("✓·⏸↻✗–⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏", r) {
+			if len(fs)-i < 15 {
+				return nil
+			}
+			return fs[i : i+15]
+		}
 	}
-	return fs[len(fs)-15:]
+	return nil
 }
 
 // selectLane moves the selection to the first lane line for which ok holds

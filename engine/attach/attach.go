@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -127,6 +128,9 @@ func (w *Watcher) Start(ctx context.Context) error {
 	if err := Check(ctx, w.cfg.Client, w.cfg.Namespace); err != nil {
 		return err
 	}
+	if err := CheckTarget(ctx, w.cfg.Client, w.cfg.Namespace, w.cfg.Target); err != nil {
+		return err
+	}
 	opts := []informers.SharedInformerOption{}
 	if w.cfg.Namespace != "" {
 		opts = append(opts, informers.WithNamespace(w.cfg.Namespace))
@@ -169,6 +173,39 @@ func Check(ctx context.Context, c kubernetes.Interface, namespace string) error 
 	_, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return fmt.Errorf("cannot read pods: %s", oneLine(err))
+	}
+	return nil
+}
+
+// ServerError is an error the API server returned, worded as kubectl
+// prints it: Error from server (NotFound): deployments.apps "x" not found.
+type ServerError struct{ Err error }
+
+// Error words the error as kubectl prints it.
+func (e *ServerError) Error() string {
+	return "Error from server (" + string(apierrors.ReasonForError(e.Err)) + "): " + oneLine(e.Err)
+}
+
+// Unwrap returns the API server's error.
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// CheckTarget fails with the API server's error, as kubectl words it, when
+// the target pod or Deployment cannot be read (it does not exist, say).
+func CheckTarget(ctx context.Context, c kubernetes.Interface, namespace string, t Target) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var err error
+	switch t.Kind {
+	case stages.KindPod:
+		_, err = c.CoreV1().Pods(namespace).Get(ctx, t.Name, metav1.GetOptions{})
+	case stages.KindDeployment:
+		_, err = c.AppsV1().Deployments(namespace).Get(ctx, t.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		if _, ok := err.(apierrors.APIStatus); ok {
+			return &ServerError{Err: err}
+		}
+		return fmt.Errorf("cannot read %s: %s", t, oneLine(err))
 	}
 	return nil
 }

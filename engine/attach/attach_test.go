@@ -231,6 +231,23 @@ func TestAttachFailsInOneLine(t *testing.T) {
 	}
 }
 
+// A target that does not exist fails as kubectl says it.
+func TestAttachTargetNotFound(t *testing.T) {
+	for target, want := range map[string]string{
+		"deploy/nothere": `Error from server (NotFound): deployments.apps "nothere" not found`,
+		"pod/nothere":    `Error from server (NotFound): pods "nothere" not found`,
+	} {
+		tg, err := attach.ParseTarget(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = attach.CheckTarget(context.Background(), fake.NewClientset(), "default", tg)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %s", target, err, want)
+		}
+	}
+}
+
 func TestParseTarget(t *testing.T) {
 	for _, tt := range []struct {
 		in, want, err string

@@ -79,6 +79,10 @@ func Parse(data []byte, source string) (*Scenario, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	p := parser{source: source, root: &root, data: data}
+	if err := p.unknownField(); err != nil {
+		return nil, err
+	}
 	var l layout
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
@@ -87,7 +91,6 @@ func Parse(data []byte, source string) (*Scenario, error) {
 		msg = strings.ReplaceAll(msg, " in type scenario.", " in type ")
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(msg, "yaml: "))
 	}
-	p := parser{source: source, root: &root, data: data}
 	return p.build(&l)
 }
 

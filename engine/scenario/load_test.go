@@ -49,7 +49,11 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 	tests := []struct {
 		name, old, new, want string
 	}{
-		{"unknown field", "hints: [look]", "hints: [look]\ncolour: red", "mine.yaml: line 18: field colour not found"},
+		{"unknown field", "hints: [look]", "hints: [look]\ncolour: red", "mine.yaml:18: unknown field colour (known here: title, story,"},
+		{"misspelt field", "hints: [look]", "hint: [look]", "mine.yaml:17: unknown field hint: did you mean hints?"},
+		{"misspelt nested field", "  pod: web", "  pod: web\n  namepsace: prod", "mine.yaml:14: unknown field goal.namepsace: did you mean namespace?"},
+		{"misspelt expectation", "    reason: ErrImagePull", "    reasn: ErrImagePull", "mine.yaml:16: unknown field expect[0].reasn: did you mean reason?"},
+		{"wrong case", "  removeFaults: true", "  removefaults: true", "mine.yaml:19: unknown field fix.removefaults: did you mean removeFaults?"},
 		{"bad fault", "pull:fail:not-found@pod", "pull:explode@pod", `mine.yaml:5: field faults[0]: fault "pull:explode@pod/default/web": unknown kind "explode"`},
 		{"unknown variant", "pull:fail:not-found", "pull:fail:nope", `mine.yaml:5: field faults[0]: stage pull has no variant "nope"`},
 		{"bad stage", "  - stage: pull", "  - stage: pul", `mine.yaml:15: field expect[0].stage: unknown stage "pul"`},

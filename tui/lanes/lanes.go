@@ -62,6 +62,18 @@ type Lane struct {
 	Depth int
 	// Deleted is set once the delete stage succeeded.
 	Deleted bool
+	// Denied is set for a pod whose create the API server refused (an API
+	// stage failed and persist never succeeded): it never existed, so it
+	// has no row and no phase; its owner's row shows the refusal.
+	Denied bool
+	// DeniedReason and DeniedMessage, on an owner, are the latest refused
+	// create of one of its pods.
+	DeniedReason, DeniedMessage string
+	// Pods and ReadyPods, on an owner, count its pods (refused, deleted
+	// and terminating ones left out) and those Running and ready.
+	Pods, ReadyPods int
+	// counted is the phase this lane is counted under ("" when none).
+	counted string
 }
 
 var stagesAll = [18]stages.ID{}
@@ -142,9 +154,6 @@ func (s *Store) Fold(e stages.Event) {
 		l = &Lane{Kind: kind, Namespace: e.Namespace, Name: e.Pod, First: e.Time, Status: "Pending", Phase: "Pending"}
 		s.lanes[key] = l
 		s.dirty = true
-		if kind == stages.KindPod {
-			s.phases[l.Phase]++
-		}
 	}
 	if e.Node != "" {
 		l.Node = e.Node
@@ -194,127 +203,25 @@ func (s *Store) Fold(e stages.Event) {
 	if e.Stage == stages.Delete && e.Status == stages.Succeeded {
 		l.Deleted = true
 	}
-	old, oldStatus := l.Phase, l.Status
+	if kind == stages.KindPod {
+		settle(l, e)
+		if denied := deniedCreate(l); denied != l.Denied {
+			l.Denied = denied
+			s.dirty = true // its row comes or goes
+		}
+	}
+	oldStatus := l.Status
 	l.Status, l.Phase = status(l)
 	if kind != stages.KindPod {
 		s.owners = true // its own stages may have changed what it shows
-	} else if oldStatus != l.Status || l.Cells[stages.Ready.Index()].State == Done {
+	} else if oldStatus != l.Status || l.Cells[stages.Ready.Index()].State == Done || l.Denied {
 		s.owners = true
 	}
-	if kind == stages.KindPod && old != l.Phase {
-		s.phases[old]--
-		if s.phases[old] == 0 {
-			delete(s.phases, old)
-		}
-		s.phases[l.Phase]++
+	if kind == stages.KindPod {
+		s.count(l)
 	}
 	l.Version++
 	s.Version++
-}
-
-// status derives kubectl's STATUS column and the pod phase from the cells.
-func status(l *Lane) (string, string) {
-	c := func(id stages.ID) *Cell { return &l.Cells[id.Index()] }
-	switch {
-	case l.Deleted:
-		return "Deleted", "Deleted"
-	case c(stages.Terminate).State != NotReached || c(stages.Cleanup).State != NotReached || c(stages.Delete).State != NotReached:
-		return "Terminating", "Terminating"
-	}
-	if l.Kind != stages.KindPod {
-		for _, id := range []stages.ID{stages.Reconcile, stages.Persist, stages.Admission, stages.Authz, stages.Authn} {
-			if cc := c(id); cc.State == Failed || cc.State == Retrying {
-				return reasonOr(cc.Reason, "Failed"), "Failed"
-			}
-		}
-		if c(stages.Reconcile).State == Done {
-			return "Reconciled", "Reconciled"
-		}
-		return "Pending", "Pending"
-	}
-	// The most recent problem names the status, as the container's current
-	// waiting reason does in kubectl (a crash reports on ready, then start).
-	worst := -1
-	for i := range stages.Lifecycle {
-		switch l.Cells[i].State {
-		case Failed, Retrying, Waiting:
-			if worst < 0 || !l.Cells[i].Last.Time.Before(l.Cells[worst].Last.Time) {
-				worst = i
-			}
-		}
-	}
-	if worst >= 0 {
-		id, cc := stages.Lifecycle[worst], &l.Cells[worst]
-		switch {
-		case id.Before(stages.Bind):
-			return "Pending", "Pending"
-		case cc.State == Waiting:
-			return "ContainerCreating", podPhaseAfterBind(l)
-		}
-		return waitingReason(id, cc), podPhaseAfterBind(l)
-	}
-	switch {
-	case c(stages.Ready).State == Done:
-		return "Running", "Running"
-	case c(stages.Start).State == Done:
-		return "Running", "Running"
-	case c(stages.Bind).State == Done || c(stages.Kubelet).State != NotReached:
-		return "ContainerCreating", "Pending"
-	}
-	return "Pending", "Pending"
-}
-
-func podPhaseAfterBind(l *Lane) string {
-	if l.Cells[stages.Start.Index()].State == Done {
-		return "Running"
-	}
-	return "Pending"
-}
-
-// containerReasons are waiting reasons kubectl shows as the pod's STATUS.
-var containerReasons = map[string]bool{
-	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
-	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "CreateContainerError": true,
-	"RunContainerError": true, "PostStartHookError": true, "ContainerCreating": true, "Error": true,
-	"OOMKilled": true, "Completed": true,
-}
-
-// waitingReason is the container waiting reason kubectl shows for a failing stage.
-func waitingReason(id stages.ID, c *Cell) string {
-	if containerReasons[c.Reason] {
-		return c.Reason
-	}
-	switch id {
-	case stages.Pull:
-		if c.State == Retrying && c.Attempt > 1 {
-			return "ImagePullBackOff"
-		}
-		return "ErrImagePull"
-	case stages.Start:
-		if c.State == Retrying {
-			return "CrashLoopBackOff"
-		}
-		return "Error"
-	case stages.Create:
-		return "CreateContainerError"
-	case stages.Sandbox, stages.CNI, stages.Kubelet:
-		return "ContainerCreating"
-	case stages.Ready:
-		if c.Reason == "ContainerExited" {
-			return "Error"
-		}
-		return "Running"
-	case stages.Hooks:
-		return "PostStartHookError"
-	}
-	return reasonOr(c.Reason, "Error")
-}
-
-func reasonOr(r, def string) string {
-	if r != "" {
-		return r
-	}
-	return def
 }
 
 // SetFilter keeps only the lanes whose key contains text (case-insensitive),
@@ -357,7 +264,7 @@ func (s *Store) summarize() {
 				ready, total = ready+r, total+t
 				continue
 			}
-			if k.Deleted || k.Phase == "Terminating" {
+			if k.Deleted || k.Denied || k.Phase == "Terminating" {
 				continue
 			}
 			total++
@@ -371,9 +278,16 @@ func (s *Store) summarize() {
 		if l.Kind == stages.KindPod {
 			continue
 		}
+		dr, dm := s.deniedChild(l.Key())
+		if dr != l.DeniedReason || dm != l.DeniedMessage {
+			l.DeniedReason, l.DeniedMessage = dr, dm
+			l.Version++
+			s.Version++
+		}
 		st, ph := status(l)
+		r, t := count(l.Key())
+		l.ReadyPods, l.Pods = r, t
 		if ph != "Failed" && (len(s.children[l.Key()]) > 0 || ph == "Reconciled") {
-			r, t := count(l.Key())
 			st, ph = strconv.Itoa(r)+"/"+strconv.Itoa(t)+" ready", "Progressing"
 			if r == t {
 				ph = "Ready"
@@ -385,6 +299,45 @@ func (s *Store) summarize() {
 			s.Version++
 		}
 	}
+}
+
+// deniedChild returns the reason and message of the latest refused create
+// among an owner's pods, when it is later than every pod it did create.
+func (s *Store) deniedChild(key string) (reason, message string) {
+	var latest, created time.Time
+	for _, k := range s.children[key] {
+		if k.Kind != stages.KindPod {
+			continue
+		}
+		if !k.Denied {
+			created = maxTime(created, k.First)
+			continue
+		}
+		if k.LastTime.Before(latest) {
+			continue
+		}
+		latest = k.LastTime
+		reason, message = "FailedCreate", ""
+		if c := k.Cell(stages.Reconcile); c.State == Failed || c.State == Retrying {
+			reason, message = reasonOr(c.Reason, reason), c.Message
+		}
+		for _, id := range apiStages {
+			if c := k.Cell(id); c.State == Failed && message == "" {
+				message = c.Message
+			}
+		}
+	}
+	if latest.Before(created) {
+		return "", ""
+	}
+	return reason, message
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (s *Store) rebuild() {
@@ -415,6 +368,9 @@ func (s *Store) rebuild() {
 	rows := s.rows[:0]
 	var walk func(l *Lane, depth int) bool
 	walk = func(l *Lane, depth int) bool {
+		if l.Denied {
+			return false // never created: its owner's row says so
+		}
 		l.Depth = depth
 		kids := children[l.Key()]
 		byName(kids)

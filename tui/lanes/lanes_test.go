@@ -49,7 +49,8 @@ func TestStatusLikeKubectl(t *testing.T) {
 	}{
 		{"new", []stages.Event{ev("", "p", stages.Persist, stages.Succeeded, 0)}, "Pending"},
 		{"unschedulable", []stages.Event{ev("", "p", stages.Schedule, stages.Retrying, 0)}, "Pending"},
-		{"bound", []stages.Event{ev("", "p", stages.Bind, stages.Succeeded, 0)}, "ContainerCreating"},
+		{"bound", []stages.Event{ev("", "p", stages.Bind, stages.Succeeded, 0)}, "Pending"},
+		{"kubelet syncing", []stages.Event{ev("", "p", stages.Bind, stages.Succeeded, 0), ev("", "p", stages.Kubelet, stages.Started, 1)}, "ContainerCreating"},
 		{"started", []stages.Event{ev("", "p", stages.Start, stages.Succeeded, 0)}, "Running"},
 		{"crashloop", []stages.Event{ev("", "p", stages.Start, stages.Retrying, 0)}, "CrashLoopBackOff"},
 		{"terminating", []stages.Event{ev("", "p", stages.Ready, stages.Succeeded, 0), ev("", "p", stages.Terminate, stages.Started, 1)}, "Terminating"},
