@@ -52,8 +52,8 @@ type SchedulerConfig struct {
 // process has configured it. It returns once the scheduler is built; a
 // failure to run later is logged.
 func StartScheduler(ctx context.Context, cfg SchedulerConfig) error {
-	if cfg.Kubeconfig == "" {
-		return errors.New("start kube-scheduler: no kubeconfig")
+	if cfg.Kubeconfig == "" || cfg.Dir == "" {
+		return errors.New("start kube-scheduler: a kubeconfig and a directory are needed")
 	}
 	if cfg.QPS == 0 {
 		cfg.QPS = DefaultSchedulerQPS

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/podtrace/podtrace/engine/etcd"
@@ -77,6 +81,39 @@ func TestScheduler(t *testing.T) {
 	t.Run("scheduleBreakpoint", env.testScheduleBreakpoint)
 	t.Run("bindBreakpoint", env.testBindBreakpoint)
 	t.Run("forgets", env.testForgets)
+}
+
+// TestSchedulerConfiguration loads the rendered configuration as
+// kube-scheduler does (defaults and validation included).
+func TestSchedulerConfiguration(t *testing.T) {
+	for _, hooks := range []*sched.Hooks{nil, sched.New(nil)} {
+		cfg := SchedulerConfig{Kubeconfig: "/etc/podtrace/scheduler.kubeconfig", Hooks: hooks, QPS: 1000, Burst: 2000}
+		path := filepath.Join(t.TempDir(), "kube-scheduler.yaml")
+		if err := os.WriteFile(path, []byte(schedulerConfiguration(cfg)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := options.LoadConfigFromFile(klog.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validation.ValidateKubeSchedulerConfiguration(got); err != nil {
+			t.Fatal(err)
+		}
+		cc := got.ClientConnection
+		if cc.Kubeconfig != cfg.Kubeconfig || cc.QPS != 1000 || cc.Burst != 2000 || got.LeaderElection.LeaderElect {
+			t.Errorf("client connection %+v, leader election %v", cc, got.LeaderElection.LeaderElect)
+		}
+		if len(got.Profiles) != 1 || got.Profiles[0].SchedulerName != sched.Component {
+			t.Fatalf("profiles = %+v, want one %s", got.Profiles, sched.Component)
+		}
+		var enabled []string
+		for _, p := range got.Profiles[0].Plugins.MultiPoint.Enabled {
+			enabled = append(enabled, p.Name)
+		}
+		if want := hooks != nil; slices.Contains(enabled, sched.PluginName) != want {
+			t.Errorf("multiPoint = %v, want %s enabled: %v", enabled, sched.PluginName, want)
+		}
+	}
 }
 
 func startSchedEnv(t *testing.T) *schedEnv {
