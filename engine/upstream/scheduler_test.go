@@ -80,6 +80,7 @@ func TestScheduler(t *testing.T) {
 	t.Run("bindFault", env.testBindFault)
 	t.Run("scheduleBreakpoint", env.testScheduleBreakpoint)
 	t.Run("bindBreakpoint", env.testBindBreakpoint)
+	t.Run("step", env.testStep)
 	t.Run("forgets", env.testForgets)
 }
 
@@ -489,14 +490,7 @@ func (env *schedEnv) testBreakpoint(t *testing.T, stage stages.ID, name string) 
 	env.tr.Breaks.Set(bp)
 	defer env.tr.Breaks.Remove(bp)
 	env.createPod(t, name, "100m")
-	eventually(t, name+" to be held", func() bool {
-		for _, h := range env.tr.Breaks.Held() {
-			if h.Pod == env.ns+"/"+name && h.Stage == stage {
-				return true
-			}
-		}
-		return false
-	})
+	env.waitHeld(t, name, stage)
 	other := name + "-other"
 	env.createPod(t, other, "100m")
 	env.waitBound(t, other)
@@ -510,12 +504,50 @@ func (env *schedEnv) testBreakpoint(t *testing.T, stage stages.ID, name string) 
 	env.waitBound(t, name)
 }
 
+// waitHeld waits until the pod is held at a breakpoint before stage.
+func (env *schedEnv) waitHeld(t *testing.T, name string, stage stages.ID) {
+	t.Helper()
+	eventually(t, name+" to be held before "+string(stage), func() bool {
+		for _, h := range env.tr.Breaks.Held() {
+			if h.Pod == env.ns+"/"+name && h.Stage == stage {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// testStep steps a pod held before schedule: it is scheduled, then held
+// again before bind.
+func (env *schedEnv) testStep(t *testing.T) {
+	bp := trace.Breakpoint{Stage: stages.Schedule, Scope: stages.Scope{Pod: env.ns + "/stepped"}}
+	env.tr.Breaks.Set(bp)
+	env.createPod(t, "stepped", "10m")
+	env.waitHeld(t, "stepped", stages.Schedule)
+	env.tr.Breaks.Remove(bp)
+	env.tr.Breaks.Step(env.ns + "/stepped")
+	env.waitHeld(t, "stepped", stages.Bind)
+	if _, ok := env.last("stepped", stages.Schedule, stages.Succeeded); !ok || env.nodeOf(t, "stepped") != "" {
+		t.Fatalf("held before bind: want scheduled (%v) and not bound", ok)
+	}
+	env.tr.Breaks.Continue(env.ns + "/stepped")
+	env.waitBound(t, "stepped")
+}
+
+// testForgets deletes the pending pods, one of them held at a breakpoint:
+// the hold ends and the hooks keep nothing.
 func (env *schedEnv) testForgets(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{"huge", "full"} {
+	bp := trace.Breakpoint{Stage: stages.Schedule, Scope: stages.Scope{Pod: env.ns + "/deleted"}}
+	env.tr.Breaks.Set(bp)
+	defer env.tr.Breaks.Remove(bp)
+	env.createPod(t, "deleted", "10m")
+	env.waitHeld(t, "deleted", stages.Schedule)
+	for _, name := range []string{"huge", "full", "deleted"} {
 		if err := env.client.CoreV1().Pods(env.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	eventually(t, "the hooks to forget every pod", func() bool { return env.hooks.Tracked() == 0 })
+	eventually(t, "the hold to end", func() bool { return len(env.tr.Breaks.Held()) == 0 })
 }
