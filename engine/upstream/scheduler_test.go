@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/utils/clock"
 
@@ -34,7 +35,7 @@ import (
 )
 
 // schedEnv is one control plane shared by the scheduler tests: embedded
-// etcd, upstream's test kube-apiserver and kube-scheduler with the hooks.
+// etcd, kube-apiserver (StartAPIServer) and kube-scheduler with the hooks.
 type schedEnv struct {
 	client kubernetes.Interface
 	tr     *trace.Tracer
@@ -70,6 +71,8 @@ func (l *eventLog) of(key string, stage stages.ID) []stages.Event {
 
 const testNodes = 3
 
+// TestScheduler runs the real kube-scheduler with the hooks on one control
+// plane, shared by its subtests (which run in order: earlier pods stay).
 func TestScheduler(t *testing.T) {
 	env := startSchedEnv(t)
 	t.Run("binds", env.testBinds)
@@ -78,8 +81,7 @@ func TestScheduler(t *testing.T) {
 	t.Run("scheduleVariants", env.testScheduleVariants)
 	t.Run("scheduleDelay", env.testScheduleDelay)
 	t.Run("bindFault", env.testBindFault)
-	t.Run("scheduleBreakpoint", env.testScheduleBreakpoint)
-	t.Run("bindBreakpoint", env.testBindBreakpoint)
+	t.Run("breakpoints", env.testBreakpoints)
 	t.Run("step", env.testStep)
 	t.Run("forgets", env.testForgets)
 }
@@ -90,16 +92,10 @@ func TestSchedulerConfiguration(t *testing.T) {
 	for _, hooks := range []*sched.Hooks{nil, sched.New(nil)} {
 		cfg := SchedulerConfig{Kubeconfig: "/etc/podtrace/scheduler.kubeconfig", Hooks: hooks, QPS: 1000, Burst: 2000}
 		path := filepath.Join(t.TempDir(), "kube-scheduler.yaml")
-		if err := os.WriteFile(path, []byte(schedulerConfiguration(cfg)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		check(t, os.WriteFile(path, []byte(schedulerConfiguration(cfg)), 0o600))
 		got, err := options.LoadConfigFromFile(klog.Background(), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := validation.ValidateKubeSchedulerConfiguration(got); err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
+		check(t, validation.ValidateKubeSchedulerConfiguration(got))
 		cc := got.ClientConnection
 		if cc.Kubeconfig != cfg.Kubeconfig || cc.QPS != 1000 || cc.Burst != 2000 || got.LeaderElection.LeaderElect {
 			t.Errorf("client connection %+v, leader election %v", cc, got.LeaderElection.LeaderElect)
@@ -107,12 +103,9 @@ func TestSchedulerConfiguration(t *testing.T) {
 		if len(got.Profiles) != 1 || got.Profiles[0].SchedulerName != sched.Component {
 			t.Fatalf("profiles = %+v, want one %s", got.Profiles, sched.Component)
 		}
-		var enabled []string
-		for _, p := range got.Profiles[0].Plugins.MultiPoint.Enabled {
-			enabled = append(enabled, p.Name)
-		}
-		if want := hooks != nil; slices.Contains(enabled, sched.PluginName) != want {
-			t.Errorf("multiPoint = %v, want %s enabled: %v", enabled, sched.PluginName, want)
+		enabled := got.Profiles[0].Plugins.MultiPoint.Enabled
+		if slices.ContainsFunc(enabled, func(p config.Plugin) bool { return p.Name == sched.PluginName }) != (hooks != nil) {
+			t.Errorf("multiPoint = %v, want %s enabled: %v", enabled, sched.PluginName, hooks != nil)
 		}
 	}
 }
@@ -121,15 +114,11 @@ func startSchedEnv(t *testing.T) *schedEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	es, err := etcd.Start(ctx, etcd.Config{UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	t.Cleanup(func() { _ = es.Close() })
 	dir := t.TempDir()
 	api, err := StartAPIServer(ctx, apiServerFiles(t, dir, es.Endpoints))
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	t.Cleanup(func() {
 		// Stop the API server before etcd goes away.
 		cancel()
@@ -139,36 +128,27 @@ func startSchedEnv(t *testing.T) *schedEnv {
 		}
 	})
 	kubeconfig := filepath.Join(dir, "scheduler.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, api.Loopback); err != nil {
-		t.Fatal(err)
-	}
+	check(t, writeKubeconfig(kubeconfig, api.Loopback))
 	log := &eventLog{}
 	tr := trace.New(clock.RealClock{}, log)
 	hooks := sched.New(tr)
-	if err := StartScheduler(ctx, SchedulerConfig{Kubeconfig: kubeconfig, Dir: dir, Hooks: hooks}); err != nil {
-		t.Fatal(err)
-	}
+	check(t, StartScheduler(ctx, SchedulerConfig{Kubeconfig: kubeconfig, Dir: dir, Hooks: hooks}))
 	env := &schedEnv{client: kubernetes.NewForConfigOrDie(api.Loopback), tr: tr, hooks: hooks, events: log, ns: "podtrace"}
-	if _, err := env.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err = env.client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.ns}}, metav1.CreateOptions{})
+	check(t, err)
 	// No service account controller runs: the ServiceAccount admission
 	// plugin needs the namespace's default account to exist.
 	sa := &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: env.ns, Name: "default"}}
-	if _, err := env.client.CoreV1().ServiceAccounts(env.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err = env.client.CoreV1().ServiceAccounts(env.ns).Create(ctx, sa, metav1.CreateOptions{})
+	check(t, err)
 	for i := range testNodes {
 		node, err := env.client.CoreV1().Nodes().Create(ctx, testNode(fmt.Sprintf("node-%d", i)), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		// Admission (TaintNodesByCondition) taints a new node not-ready; no
 		// node lifecycle controller runs to lift the taint once it is Ready.
 		node.Spec.Taints = nil
-		if _, err := env.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		_, err = env.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		check(t, err)
 	}
 	return env
 }
@@ -180,13 +160,9 @@ func startSchedEnv(t *testing.T) *schedEnv {
 func apiServerFiles(t *testing.T, dir string, etcdServers []string) APIServerConfig {
 	t.Helper()
 	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	saKey, err := keyutil.MakeEllipticPrivateKeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	cfg := APIServerConfig{
 		EtcdServers:     etcdServers,
 		ServingCertFile: filepath.Join(dir, "serving.crt"), ServingKeyFile: filepath.Join(dir, "serving.key"),
@@ -198,9 +174,7 @@ func apiServerFiles(t *testing.T, dir string, etcdServers []string) APIServerCon
 		cfg.ServingCertFile: certPEM, cfg.ServingKeyFile: keyPEM, cfg.ServiceAccountKeyFile: saKey,
 		cfg.TokenFile: []byte(`admin-token,admin,admin,"system:masters"` + "\n"),
 	} {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		check(t, os.WriteFile(path, data, 0o600))
 	}
 	return cfg
 }
@@ -215,18 +189,11 @@ func writeKubeconfig(path string, c *rest.Config) error {
 }
 
 func testNode(name string) *v1.Node {
-	res := v1.ResourceList{
-		v1.ResourceCPU:    resource.MustParse("2"),
-		v1.ResourceMemory: resource.MustParse("4Gi"),
-		v1.ResourcePods:   resource.MustParse("110"),
-	}
-	return &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
-		Status: v1.NodeStatus{
-			Capacity: res, Allocatable: res,
-			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady"}},
-		},
-	}
+	res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi"),
+		v1.ResourcePods: resource.MustParse("110")}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
+		Status: v1.NodeStatus{Capacity: res, Allocatable: res,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady"}}}}
 }
 
 func (env *schedEnv) createPod(t *testing.T, name, cpu string) *v1.Pod {
@@ -237,10 +204,16 @@ func (env *schedEnv) createPod(t *testing.T, name, cpu string) *v1.Pod {
 			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}},
 	}
 	pod, err := env.client.CoreV1().Pods(env.ns).Create(context.Background(), pod, metav1.CreateOptions{})
+	check(t, err)
+	return pod
+}
+
+// check fails the test on an error.
+func check(t *testing.T, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pod
 }
 
 // eventually polls cond every 50 ms for up to 30 s.
@@ -256,9 +229,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func (env *schedEnv) nodeOf(t *testing.T, name string) string {
 	t.Helper()
 	pod, err := env.client.CoreV1().Pods(env.ns).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return pod.Spec.NodeName
 }
 
@@ -274,13 +245,11 @@ func (env *schedEnv) failedScheduling(t *testing.T, name string) string {
 	t.Helper()
 	list, err := env.client.CoreV1().Events(env.ns).List(context.Background(), metav1.ListOptions{
 		FieldSelector: "involvedObject.name=" + name + ",reason=FailedScheduling"})
-	if err != nil {
-		t.Fatal(err)
+	check(t, err)
+	if n := len(list.Items); n > 0 {
+		return list.Items[n-1].Message
 	}
-	if len(list.Items) == 0 {
-		return ""
-	}
-	return list.Items[len(list.Items)-1].Message
+	return ""
 }
 
 // last returns the pod's last event at stage with status, if any.
@@ -294,13 +263,22 @@ func (env *schedEnv) last(name string, stage stages.ID, status stages.Status) (s
 	return stages.Event{}, false
 }
 
+// waitEvent waits for the pod's event at stage with status and returns the last one.
+func (env *schedEnv) waitEvent(t *testing.T, name string, stage stages.ID, status stages.Status) stages.Event {
+	t.Helper()
+	var e stages.Event
+	eventually(t, fmt.Sprintf("%s %s %s", name, stage, status), func() bool {
+		var ok bool
+		e, ok = env.last(name, stage, status)
+		return ok
+	})
+	return e
+}
+
 func (env *schedEnv) testBinds(t *testing.T) {
 	env.createPod(t, "small", "100m")
 	node := env.waitBound(t, "small")
-	eventually(t, "the bind to be reported", func() bool {
-		_, ok := env.last("small", stages.Bind, stages.Succeeded)
-		return ok
-	})
+	bind := env.waitEvent(t, "small", stages.Bind, stages.Succeeded)
 	var got []string
 	for _, e := range env.events.of(env.ns+"/small", "") {
 		got = append(got, string(e.Stage)+":"+string(e.Status))
@@ -321,7 +299,6 @@ func (env *schedEnv) testBinds(t *testing.T) {
 			t.Errorf("verdict %+v: want a feasible, scored node", v)
 		}
 	}
-	bind, _ := env.last("small", stages.Bind, stages.Succeeded)
 	if want := fmt.Sprintf("Successfully assigned %s/small to %s", env.ns, node); bind.Reason != "Scheduled" || bind.Message != want || bind.Node != node {
 		t.Fatalf("bind succeeded = %+v, want Scheduled %q", bind, want)
 	}
@@ -360,11 +337,7 @@ func (env *schedEnv) expectFailedScheduling(t *testing.T, name, msg, plugin stri
 	if got != msg {
 		t.Errorf("FailedScheduling message = %q, want %q", got, msg)
 	}
-	eventually(t, "the retrying schedule event of "+name, func() bool {
-		_, ok := env.last(name, stages.Schedule, stages.Retrying)
-		return ok
-	})
-	e, _ := env.last(name, stages.Schedule, stages.Retrying)
+	e := env.waitEvent(t, name, stages.Schedule, stages.Retrying)
 	if e.Reason != "FailedScheduling" || e.Message != got {
 		t.Errorf("retrying event = %s %q, want FailedScheduling %q", e.Reason, e.Message, got)
 	}
@@ -460,48 +433,37 @@ func (env *schedEnv) testBindFault(t *testing.T) {
 	if msg := env.failedScheduling(t, "conflict"); msg != e.Message {
 		t.Errorf("FailedScheduling message = %q, want %q", msg, e.Message)
 	}
-	eventually(t, "the bind to be reported", func() bool {
-		_, ok := env.last("conflict", stages.Bind, stages.Succeeded)
-		return ok
-	})
+	env.waitEvent(t, "conflict", stages.Bind, stages.Succeeded)
 	if s, _ := env.last("conflict", stages.Schedule, stages.Succeeded); s.Attempt != 2 || s.Node != node {
 		t.Errorf("last schedule = attempt %d on %s, want attempt 2 on %s", s.Attempt, s.Node, node)
 	}
 }
 
-func (env *schedEnv) testScheduleBreakpoint(t *testing.T) {
-	env.testBreakpoint(t, stages.Schedule, "held-schedule")
-	if _, ok := env.last("held-schedule", stages.Schedule, stages.Succeeded); !ok {
-		t.Fatal("no schedule succeeded event after the breakpoint")
+// testBreakpoints holds a pod before schedule, then one before bind: each
+// stays unbound while held and other pods still schedule; continued, it is
+// scheduled and bound.
+func (env *schedEnv) testBreakpoints(t *testing.T) {
+	for _, stage := range []stages.ID{stages.Schedule, stages.Bind} {
+		name := "held-" + string(stage)
+		bp := trace.Breakpoint{Stage: stage, Scope: stages.Scope{Pod: env.ns + "/" + name}}
+		env.tr.Breaks.Set(bp)
+		env.createPod(t, name, "100m")
+		env.waitHeld(t, name, stage)
+		env.createPod(t, name+"-other", "100m")
+		env.waitBound(t, name+"-other")
+		if env.nodeOf(t, name) != "" {
+			t.Fatalf("%s was bound while held at %s", name, stage)
+		}
+		if e, ok := env.last(name, stage, stages.Waiting); !ok || e.Reason != "Breakpoint" {
+			t.Errorf("waiting event = %+v (%v), want reason Breakpoint", e, ok)
+		}
+		env.tr.Breaks.Remove(bp)
+		env.tr.Breaks.Continue(env.ns + "/" + name)
+		env.waitBound(t, name)
+		if _, ok := env.last(name, stages.Schedule, stages.Succeeded); !ok {
+			t.Errorf("%s: no schedule succeeded event", name)
+		}
 	}
-}
-
-func (env *schedEnv) testBindBreakpoint(t *testing.T) {
-	env.testBreakpoint(t, stages.Bind, "held-bind")
-	if _, ok := env.last("held-bind", stages.Schedule, stages.Succeeded); !ok {
-		t.Fatal("no schedule succeeded event before the bind breakpoint")
-	}
-}
-
-// testBreakpoint holds a pod before stage, checks that it stays unbound while
-// held (and other pods still schedule), then continues it and waits for it to bind.
-func (env *schedEnv) testBreakpoint(t *testing.T, stage stages.ID, name string) {
-	bp := trace.Breakpoint{Stage: stage, Scope: stages.Scope{Pod: env.ns + "/" + name}}
-	env.tr.Breaks.Set(bp)
-	defer env.tr.Breaks.Remove(bp)
-	env.createPod(t, name, "100m")
-	env.waitHeld(t, name, stage)
-	other := name + "-other"
-	env.createPod(t, other, "100m")
-	env.waitBound(t, other)
-	if env.nodeOf(t, name) != "" {
-		t.Fatalf("%s was bound while held at %s", name, stage)
-	}
-	if e, ok := env.last(name, stage, stages.Waiting); !ok || e.Reason != "Breakpoint" {
-		t.Errorf("waiting event = %+v (%v), want reason Breakpoint", e, ok)
-	}
-	env.tr.Breaks.Continue(env.ns + "/" + name)
-	env.waitBound(t, name)
 }
 
 // waitHeld waits until the pod is held at a breakpoint before stage.
@@ -544,9 +506,7 @@ func (env *schedEnv) testForgets(t *testing.T) {
 	env.createPod(t, "deleted", "10m")
 	env.waitHeld(t, "deleted", stages.Schedule)
 	for _, name := range []string{"huge", "full", "deleted"} {
-		if err := env.client.CoreV1().Pods(env.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		check(t, env.client.CoreV1().Pods(env.ns).Delete(ctx, name, metav1.DeleteOptions{}))
 	}
 	eventually(t, "the hooks to forget every pod", func() bool { return env.hooks.Tracked() == 0 })
 	eventually(t, "the hold to end", func() bool { return len(env.tr.Breaks.Held()) == 0 })
