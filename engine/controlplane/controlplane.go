@@ -17,14 +17,16 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
 
-	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/etcd"
 	apihooks "github.com/podtrace/podtrace/engine/hooks/api"
 	schedhooks "github.com/podtrace/podtrace/engine/hooks/sched"
+	"github.com/podtrace/podtrace/engine/identity"
+	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/engine/upstream"
@@ -65,12 +67,13 @@ type ControlPlane struct {
 	DataDir    string
 	LogFile    string // every component's log (klog)
 
-	cancel context.CancelFunc
-	tmpDir string
-	lock   *os.File
-	log    *os.File
-	once   sync.Once
-	err    error
+	cancel   context.CancelFunc
+	tmpDir   string
+	lock     *os.File
+	closeLog func() error
+	kcmDone  <-chan struct{}
+	once     sync.Once
+	err      error
 }
 
 // Identities the control plane's own components use.
@@ -106,8 +109,8 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		return err
 	}
 	cp.LogFile = filepath.Join(cp.DataDir, "podtrace.log")
-	if cp.log, err = upstream.LogTo(cp.LogFile); err != nil {
-		return err
+	if cp.closeLog, err = logs.ToFile(cp.LogFile); err != nil {
+		return fmt.Errorf("start control plane: %w", err)
 	}
 	if cp.PKI, err = pki.Ensure(filepath.Join(cp.DataDir, "pki")); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
@@ -147,7 +150,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if err = upstream.StartControllerManager(ctx, upstream.ControllerManagerConfig{Kubeconfig: kcm,
+	if cp.kcmDone, err = upstream.StartControllerManager(ctx, upstream.ControllerManagerConfig{Kubeconfig: kcm,
 		ServiceAccountKeyFile: saKey, RootCAFile: cp.PKI.Path(pki.CACertFile), Controllers: cfg.Controllers,
 		ClusterSigningCertFile: cp.PKI.Path(pki.CACertFile), ClusterSigningKeyFile: cp.PKI.Path(pki.CAKeyFile)}); err != nil {
 		return err
@@ -160,7 +163,29 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if cfg.Tracer != nil {
 		sc.Hooks = schedhooks.New(cfg.Tracer)
 	}
-	return upstream.StartScheduler(ctx, sc)
+	if err = upstream.StartScheduler(ctx, sc); err != nil {
+		return err
+	}
+	return cp.waitDefaultServiceAccount(ctx)
+}
+
+// waitDefaultServiceAccount waits for the serviceaccount controller to give
+// the default namespace its default ServiceAccount: until then the
+// ServiceAccount admission plugin refuses every pod there, and a cluster
+// that refuses the first pod it is given is not ready.
+func (cp *ControlPlane) waitDefaultServiceAccount(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(cp.AdminConfig())
+	if err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("start control plane: no default service account (log: %s): %w", cp.LogFile, err)
+	}
+	return nil
 }
 
 func (cp *ControlPlane) startEtcd(ctx context.Context, cfg Config) error {
@@ -249,16 +274,30 @@ func (cp *ControlPlane) AdminConfig() *rest.Config {
 		QPS:             -1, Timeout: 60 * time.Second}
 }
 
+func (cp *ControlPlane) apiDone() <-chan struct{} {
+	if cp.API == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		<-cp.API.Done()
+		close(done)
+	}()
+	return done
+}
+
 // Close stops the components and etcd and removes a temporary data dir.
 func (cp *ControlPlane) Close() error {
 	cp.once.Do(func() {
 		if cp.cancel != nil {
 			cp.cancel()
 		}
-		if cp.API != nil {
-			select {
-			case <-cp.API.Done():
-			case <-time.After(10 * time.Second):
+		for _, done := range []<-chan struct{}{cp.kcmDone, cp.apiDone()} {
+			if done != nil {
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+				}
 			}
 		}
 		if cp.Etcd != nil {
@@ -266,6 +305,9 @@ func (cp *ControlPlane) Close() error {
 		}
 		if cp.lock != nil {
 			cp.lock.Close()
+		}
+		if cp.closeLog != nil {
+			cp.closeLog()
 		}
 		if cp.tmpDir != "" {
 			cp.err = errors.Join(cp.err, os.RemoveAll(cp.tmpDir))

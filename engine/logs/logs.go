@@ -1,5 +1,6 @@
-// Package logs keeps library logs (klog from client-go, net/http) off the
-// terminal: they go to a file, or nowhere.
+// Package logs keeps component and library logs (klog from every upstream
+// component and client-go, the API server's etcd client) off the terminal:
+// they go to a file, or nowhere.
 package logs
 
 import (
@@ -34,4 +35,7 @@ func To(w io.Writer) {
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(w)
 	klog.LogToStderr(false)
+	current.Lock()
+	current.w = w
+	current.Unlock()
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+	"k8s.io/component-base/configz"
 	"k8s.io/klog/v2"
 
 	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
@@ -33,11 +34,14 @@ type ControllerManagerConfig struct {
 
 // StartControllerManager runs kube-controller-manager in this process, as
 // cmd/kube-controller-manager/app/testing.StartTestServer builds it, until
-// ctx ends. Each controller writes as its own service account.
-func StartControllerManager(ctx context.Context, cfg ControllerManagerConfig) error {
+// ctx ends. Each controller writes as its own service account. The returned
+// channel is closed once it has stopped: only then can another controller
+// manager start in this process (its shared informers' name is
+// process-wide until they shut down).
+func StartControllerManager(ctx context.Context, cfg ControllerManagerConfig) (<-chan struct{}, error) {
 	s, err := kcmoptions.NewKubeControllerManagerOptions()
 	if err != nil {
-		return fmt.Errorf("start kube-controller-manager: %w", err)
+		return nil, fmt.Errorf("start kube-controller-manager: %w", err)
 	}
 	all, disabled, aliases := kcmapp.KnownControllers(), kcmapp.ControllersDisabledByDefault(), kcmapp.ControllerAliases()
 	named := s.Flags(all, disabled, aliases)
@@ -72,17 +76,23 @@ func StartControllerManager(ctx context.Context, cfg ControllerManagerConfig) er
 	}
 	args = append(args, cfg.ExtraArgs...)
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("start kube-controller-manager: %w", err)
+		return nil, fmt.Errorf("start kube-controller-manager: %w", err)
 	}
 	s.ParsedFlags = &named
 	c, err := s.Config(ctx, all, disabled, aliases)
 	if err != nil {
-		return fmt.Errorf("start kube-controller-manager: %w", err)
+		return nil, fmt.Errorf("start kube-controller-manager: %w", err)
 	}
+	// Run registers the configuration with configz, which refuses a second
+	// registration: let a controller manager started again in this process
+	// (a restart on the same data dir, tests) run.
+	configz.Delete(kcmapp.ConfigzName)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if err := kcmapp.Run(ctx, c.Complete()); err != nil && ctx.Err() == nil {
 			klog.ErrorS(err, "kube-controller-manager stopped")
 		}
 	}()
-	return nil
+	return done, nil
 }

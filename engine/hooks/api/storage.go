@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
+	registry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
@@ -43,7 +45,7 @@ func (w *restOptionsHook) GetRESTOptions(gr schema.GroupResource, example runtim
 		if err != nil {
 			return s, destroy, err
 		}
-		return &storageHook{Interface: s, h: w.h, kind: kind}, destroy, nil
+		return &storageHook{Interface: s, h: w.h, kind: kind, gr: gr}, destroy, nil
 	}
 	return o, nil
 }
@@ -55,6 +57,7 @@ type storageHook struct {
 	storage.Interface
 	h    *Hooks
 	kind string
+	gr   schema.GroupResource
 }
 
 // Create implements storage.Interface.
@@ -129,8 +132,8 @@ func (s *storageHook) gate(ctx context.Context, rec *record) error {
 		return nil
 	}
 	switch f.Variant {
-	case "conflict":
-		return storage.NewResourceVersionConflictsError(ref.Namespace+"/"+ref.Name, 0)
+	case "conflict": // what a lost compare-and-swap becomes in the registry
+		return apierrors.NewConflict(s.gr, ref.Name, errors.New(registry.OptimisticLockErrorMsg))
 	case "timeout":
 		return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
 	}
