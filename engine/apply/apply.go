@@ -321,3 +321,26 @@ func invalidError(err error) error {
 	}
 	return fmt.Errorf("The %s %q is invalid: %s", d.Kind, d.Name, strings.Join(causes, ", "))
 }
+
+// CheckKinds reports, in kubectl's words, the first object whose kind is
+// neither built into Kubernetes nor defined by a CustomResourceDefinition
+// among objs: what can be known of a manifest before a server is asked.
+func CheckKinds(objs []Object, source string) error {
+	defined := map[schema.GroupKind]bool{}
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			defined[schema.GroupKind{Group: group, Kind: kind}] = true
+		}
+	}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if scheme.Scheme.Recognizes(gvk) || defined[gvk.GroupKind()] || gvk.Kind == "CustomResourceDefinition" {
+			continue
+		}
+		return fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q\nensure CRDs are installed first",
+			o.GetName(), o.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String())
+	}
+	return nil
+}

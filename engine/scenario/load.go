@@ -178,7 +178,7 @@ func (p parser) build(l *layout) (*Scenario, error) {
 	if strings.TrimSpace(s.Manifest) == "" {
 		return nil, p.errorf([]any{"manifests"}, "a scenario needs manifests to apply")
 	}
-	if _, err := apply.Parse([]byte(s.Manifest), "manifests"); err != nil {
+	if err := checkManifest(s.Manifest, "manifests"); err != nil {
 		return nil, p.errorf([]any{"manifests"}, "%v", err)
 	}
 	g := l.Goal
@@ -207,7 +207,7 @@ func (p parser) build(l *layout) (*Scenario, error) {
 		return nil, p.errorf([]any{"fix"}, "the fix must apply a manifest or remove the faults")
 	}
 	if s.Fix.Apply != "" {
-		if _, err := apply.Parse([]byte(s.Fix.Apply), "fix"); err != nil {
+		if err := checkManifest(s.Fix.Apply, "fix"); err != nil {
 			return nil, p.errorf([]any{"fix", "apply"}, "%v", err)
 		}
 	}
@@ -341,4 +341,13 @@ func Lookup(name string) (*Scenario, error) {
 		return nil, fmt.Errorf("%q is not a scenario name or a .yaml file", name)
 	}
 	return nil, fmt.Errorf("no scenario %q (built in: %s)", name, strings.Join(names, ", "))
+}
+
+// checkManifest parses a manifest and checks its kinds exist.
+func checkManifest(manifest, source string) error {
+	objs, err := apply.Parse([]byte(manifest), source)
+	if err != nil {
+		return err
+	}
+	return apply.CheckKinds(objs, source)
 }

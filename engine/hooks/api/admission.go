@@ -139,6 +139,11 @@ func (p *plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 
 // admissionError is what a denying webhook or ResourceQuota answers.
 func admissionError(f stages.Fault, a admission.Attributes, ref trace.Ref) error {
+	if f.Variant == "quota" && f.Stage == stages.Reconcile {
+		// A count quota on what the controller creates, as ResourceQuota words it.
+		count := "count/" + a.GetResource().GroupResource().String()
+		return admission.NewForbidden(a, fmt.Errorf("exceeded quota: podtrace-fault, requested: %s=1, used: %s=0, limited: %s=0", count, count, count))
+	}
 	if f.Variant == "quota" {
 		return admission.NewForbidden(a, fmt.Errorf("exceeded quota: compute-quota, requested: requests.cpu=100m, used: requests.cpu=4, limited: requests.cpu=4"))
 	}
