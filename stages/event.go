@@ -19,10 +19,22 @@ func (s Status) Terminal() bool { return s == Succeeded || s == Failed }
 
 // Kinds of object an Event can be about.
 const (
-	KindPod        = "Pod"
-	KindReplicaSet = "ReplicaSet"
-	KindDeployment = "Deployment"
+	KindPod         = "Pod"
+	KindReplicaSet  = "ReplicaSet"
+	KindDeployment  = "Deployment"
+	KindStatefulSet = "StatefulSet"
+	KindDaemonSet   = "DaemonSet"
+	KindJob         = "Job"
+	KindCronJob     = "CronJob"
 )
+
+// OwnerKinds lists, for a kind, the kinds of controller that create objects
+// of it, as kube-controller-manager's controllers do.
+var OwnerKinds = map[string][]string{
+	KindPod:        {KindReplicaSet, KindStatefulSet, KindDaemonSet, KindJob},
+	KindReplicaSet: {KindDeployment},
+	KindJob:        {KindCronJob},
+}
 
 // Event reports one step of one stage of one object (usually a pod). Its JSON
 // form is podtrace's public output and recording format (see README).

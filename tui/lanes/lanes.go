@@ -404,33 +404,28 @@ func (s *Store) match(l *Lane) bool {
 
 func kindRank(k string) int {
 	switch k {
-	case stages.KindDeployment:
+	case stages.KindDeployment, stages.KindCronJob:
 		return 0
-	case stages.KindReplicaSet:
-		return 1
+	case stages.KindPod:
+		return 2
 	}
-	return 2
+	return 1
 }
 
 // ownerOf derives ownership from names, as the controllers generate them: a
-// ReplicaSet is "<deployment>-<hash>", a pod "<replicaset>-<suffix>".
+// ReplicaSet is "<deployment>-<hash>", a Job "<cronjob>-<time>", a pod
+// "<replicaset>-<suffix>", "<statefulset>-<ordinal>", "<daemonset>-<suffix>"
+// or "<job>-<suffix>".
 func (s *Store) ownerOf(l *Lane) string {
-	var kind string
-	switch l.Kind {
-	case stages.KindPod:
-		kind = stages.KindReplicaSet
-	case stages.KindReplicaSet:
-		kind = stages.KindDeployment
-	default:
-		return ""
-	}
 	i := strings.LastIndexByte(l.Name, '-')
 	if i <= 0 {
 		return ""
 	}
-	key := LaneKey(kind, l.Namespace, l.Name[:i])
-	if _, ok := s.lanes[key]; ok {
-		return key
+	for _, kind := range stages.OwnerKinds[l.Kind] {
+		key := LaneKey(kind, l.Namespace, l.Name[:i])
+		if _, ok := s.lanes[key]; ok {
+			return key
+		}
 	}
 	return ""
 }

@@ -62,9 +62,13 @@ func (h *Hooks) Install(c *app.Config) {
 
 // traced maps the resources whose writes are drawn as lanes to their kind.
 var traced = map[schema.GroupResource]string{
-	{Group: "", Resource: "pods"}:            stages.KindPod,
-	{Group: "apps", Resource: "replicasets"}: stages.KindReplicaSet,
-	{Group: "apps", Resource: "deployments"}: stages.KindDeployment,
+	{Group: "", Resource: "pods"}:             stages.KindPod,
+	{Group: "apps", Resource: "replicasets"}:  stages.KindReplicaSet,
+	{Group: "apps", Resource: "deployments"}:  stages.KindDeployment,
+	{Group: "apps", Resource: "statefulsets"}: stages.KindStatefulSet,
+	{Group: "apps", Resource: "daemonsets"}:   stages.KindDaemonSet,
+	{Group: "batch", Resource: "jobs"}:        stages.KindJob,
+	{Group: "batch", Resource: "cronjobs"}:    stages.KindCronJob,
 }
 
 // controllerOf returns the controller a kube-controller-manager service

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -205,12 +206,11 @@ func (s *storageHook) deleted(obj runtime.Object) {
 		fmt.Sprintf("%s %s/%s removed from etcd", s.kind, m.GetNamespace(), m.GetName()), nil)
 }
 
+// lower is how a controller's SuccessfulCreate event names a kind: "pod",
+// "replica set" (the ReplicaSet controller's own words), "job".
 func lower(kind string) string {
-	switch kind {
-	case stages.KindReplicaSet:
+	if kind == stages.KindReplicaSet {
 		return "replica set"
-	case stages.KindDeployment:
-		return "deployment"
 	}
-	return "pod"
+	return strings.ToLower(kind)
 }
