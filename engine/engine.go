@@ -31,6 +31,7 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/scheduler"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/version"
 )
 
 // Config describes the cluster to run.
@@ -113,7 +114,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 }
 
 func (e *Engine) client(user authn.User, agent string) (kubernetes.Interface, error) {
-	return e.ControlPlane.Client(user, agent+"/"+"v1.36.3 (podtrace)")
+	return e.ControlPlane.Client(user, agent+"/"+version.Kubernetes+" (podtrace)")
 }
 
 // kubeletsPerEventBroadcaster is how many kubelets share one client-go
@@ -172,7 +173,7 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	nsCfg, err := e.ControlPlane.RestConfig(sa("namespace-controller"), "kube-controller-manager/v1.36.3 (podtrace)")
+	nsCfg, err := e.ControlPlane.RestConfig(sa("namespace-controller"), "kube-controller-manager/"+version.Kubernetes+" (podtrace)")
 	if err != nil {
 		return err
 	}

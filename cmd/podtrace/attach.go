@@ -24,6 +24,7 @@ import (
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
+	"github.com/podtrace/podtrace/version"
 )
 
 // attachCmd opens the UI on a real cluster: `podtrace attach [pod/NAME|deploy/NAME]`.
@@ -160,7 +161,7 @@ func (k *kubeFlags) load() (*rest.Config, string, string, error) {
 	if name == "" {
 		name = cfg.Host
 	}
-	cfg.UserAgent = "podtrace/v1.36.3 (attach)"
+	cfg.UserAgent = "podtrace/" + version.Kubernetes + " (attach)"
 	cfg.Timeout = 30 * time.Second
 	return cfg, name, ns, nil
 }
