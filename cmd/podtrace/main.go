@@ -24,16 +24,18 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stderr)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// execute runs the command line args and returns the exit code; an error
-// is one line on stderr.
-func execute(ctx context.Context, args []string, stderr io.Writer) int {
+// execute runs the command line args and returns the exit code; help,
+// version and completion go to stdout, an error is one line on stderr.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
