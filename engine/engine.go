@@ -22,6 +22,7 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/version"
 )
 
 // Config describes the cluster to run.
@@ -101,7 +102,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 }
 
 func (e *Engine) client(user identity.User, agent string) (kubernetes.Interface, error) {
-	return e.ControlPlane.Client(user, agent+"/"+"v1.36.3 (podtrace)")
+	return e.ControlPlane.Client(user, agent+"/"+version.Kubernetes+" (podtrace)")
 }
 
 // kubeletsPerEventBroadcaster is how many kubelets share one client-go

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/agent"
 	"github.com/podtrace/podtrace/engine/clock"
@@ -16,31 +19,52 @@ import (
 	"github.com/podtrace/podtrace/engine/trace"
 )
 
-// agentCmd runs podtrace nodes against any API server until interrupted:
-// `podtrace agent --kubeconfig K --nodes N`.
-func agentCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("agent")
-	var kf kubeFlags
-	kf.register(fs)
-	nodeArg := fs.String("nodes", "1", "number of nodes, or a nodes YAML `FILE`")
-	prefix := fs.String("name-prefix", "", "prefix of the node names with --nodes N (node-1 … become PREFIXnode-1 …)")
-	seed := fs.Int64("seed", 1, "seed for the simulated runtime")
-	runtimeName := fs.String("runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	containerdAddr := fs.String("containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
-	dataDir := fs.String("data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
-	events := fs.Bool("events", false, "print the nodes' stage events as JSON lines on stdout")
-	if err := parse(fs, args); err != nil {
-		return err
+// newAgentCmd builds `podtrace agent`: podtrace nodes for any API server,
+// until interrupted.
+func newAgentCmd() *cobra.Command {
+	var o agentOptions
+	c := &cobra.Command{
+		Use:   "agent [flags]",
+		Short: "podtrace's node agents join any Kubernetes API server as nodes",
+		Long: `Join the API server a kubeconfig names with podtrace's node agents: each is a
+node running the pods bound to it on the simulated runtime (or containerd), and
+reporting their stages.`,
+		Example: `  podtrace agent --kubeconfig admin.conf --nodes 3 --name-prefix pt-
+  podtrace agent --context kind-kind --nodes nodes.yaml --events`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return agentRun(c.Context(), o) },
 	}
-	specs, err := agentNodes(*nodeArg, *prefix)
+	o.kube = connectionFlags(c.Flags(), false)
+	fs := c.Flags()
+	fs.StringVar(&o.nodes, "nodes", "1", "number of nodes `N`, or a nodes YAML file")
+	fs.StringVar(&o.prefix, "name-prefix", "", "prefix of the node names with --nodes N (node-1 … become PREFIXnode-1 …)")
+	fs.Int64Var(&o.seed, "seed", 1, "seed for the simulated runtime")
+	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
+	fs.StringVar(&o.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
+	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
+	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
+	return c
+}
+
+// agentOptions are the agent's flags.
+type agentOptions struct {
+	kube                                        *genericclioptions.ConfigFlags
+	nodes, prefix, runtime, containerd, dataDir string
+	seed                                        int64
+	events                                      bool
+}
+
+// agentRun starts the agents and runs them until ctx ends.
+func agentRun(ctx context.Context, o agentOptions) error {
+	specs, err := agentNodes(o.nodes, o.prefix)
 	if err != nil {
 		return err
 	}
-	cfg, contextName, _, err := kf.load()
+	cfg, contextName, _, err := restConfig(o.kube, agent.UserAgent)
 	if err != nil {
 		return err
 	}
-	dir := *dataDir
+	dir := o.dataDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "podtrace-agent-"); err != nil {
 			return err
@@ -53,7 +77,7 @@ func agentCmd(ctx context.Context, args []string) error {
 	}
 	defer closeLog()
 	// The containerd hooks are the engine's; the agent takes them over.
-	cf := clusterFlags{runtime: *runtimeName, containerd: *containerdAddr}
+	cf := clusterFlags{runtime: o.runtime, containerd: o.containerd}
 	var hooks engine.Config
 	closeHost, err := cf.realRuntime(ctx, dir, specs, &hooks)
 	if err != nil {
@@ -63,11 +87,11 @@ func agentCmd(ctx context.Context, args []string) error {
 	hub := trace.NewHub()
 	var sub *trace.Subscription
 	done := make(chan struct{})
-	if *events {
+	if o.events {
 		sub = hub.Subscribe()
 		go func() { defer close(done); writeEvents(os.Stdout, sub) }()
 	}
-	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: *seed,
+	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: o.seed,
 		NewRuntime: hooks.NewRuntime, NewNetwork: hooks.NewNetwork, RuntimeName: hooks.RuntimeName})
 	if err != nil {
 		return err

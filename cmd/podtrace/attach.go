@@ -17,55 +17,80 @@ import (
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/spf13/cobra"
 
 	"github.com/podtrace/podtrace/engine/attach"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
+	"github.com/podtrace/podtrace/version"
 )
 
-// attachCmd opens the UI on a real cluster: `podtrace attach [pod/NAME|deploy/NAME]`.
-func attachCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("attach")
-	kf := kubeFlags{}
-	kf.register(fs)
-	ns := fs.String("n", "", "namespace (default: the context's, else default)")
-	fs.StringVar(ns, "namespace", "", "namespace (default: the context's, else default)")
-	all := fs.Bool("A", false, "every namespace")
-	fs.BoolVar(all, "all-namespaces", false, "every namespace")
-	recordTo := fs.String("record", "", "also write every stage event to `FILE` as JSON lines (podtrace replay reads it)")
-	audit := fs.String("audit-log", "", "read authn, authz and admission per request from the API server's audit log `FILE` (JSON lines)")
-	headless := fs.Bool("headless", false, "print stage events as JSON lines on stdout instead of opening the UI")
-	theme := fs.String("theme", "", "UI theme: dark, light, high-contrast, colorblind")
-	targetArg, rest := splitPositional(args)
-	if err := parse(fs, rest); err != nil {
-		return err
+// newAttachCmd builds `podtrace attach [pod/NAME|deploy/NAME]`: the UI
+// on a real cluster, read-only, with kubectl's own connection flags.
+func newAttachCmd() *cobra.Command {
+	var (
+		all      bool
+		recordTo string
+		audit    string
+		headless bool
+		theme    string
+	)
+	c := &cobra.Command{
+		Use:   "attach [pod/NAME|deploy/NAME] [flags]",
+		Short: "The same lanes, read-only, rebuilt from a real cluster's objects and Events",
+		Long: `Attach to a real cluster, picked from a kubeconfig with kubectl's own flags,
+and draw the lanes of its pods (all of a namespace, every namespace with -A, or
+one pod or Deployment), read-only, from its objects and Events (one-second
+resolution). --record keeps the stream for podtrace replay.`,
+		Example: `  podtrace attach --context prod -n shop
+  podtrace attach deploy/web -n shop --record web.jsonl
+  podtrace attach -A --headless`,
+		Args: cobra.MaximumNArgs(1),
 	}
-	var target attach.Target
-	if targetArg != "" {
-		var err error
-		if target, err = attach.ParseTarget(targetArg); err != nil {
+	kube := connectionFlags(c.Flags(), true)
+	c.Flags().BoolVarP(&all, "all-namespaces", "A", false, "every namespace")
+	c.Flags().StringVar(&recordTo, "record", "", "also write every stage event to `FILE` as JSON lines (podtrace replay reads it)")
+	c.Flags().StringVar(&audit, "audit-log", "", "read authn, authz and admission per request from the API server's audit log `FILE` (JSON lines)")
+	c.Flags().BoolVar(&headless, "headless", false, "print stage events as JSON lines on stdout instead of opening the UI")
+	c.Flags().StringVar(&theme, "theme", "", "UI theme: dark, light, high-contrast, colorblind")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		var target attach.Target
+		if len(args) == 1 {
+			var err error
+			if target, err = attach.ParseTarget(args[0]); err != nil {
+				return err
+			}
+		}
+		if all && *kube.Namespace != "" {
+			return errors.New("-A and -n exclude each other")
+		}
+		if all && target.Kind != "" {
+			return errors.New("a pod/ or deploy/ target needs one namespace, not -A")
+		}
+		cfg, contextName, ns, err := restConfig(kube, "podtrace/"+version.Kubernetes+" (attach)")
+		if err != nil {
 			return err
 		}
+		if all {
+			ns = ""
+		}
+		return attachRun(c.Context(), cfg, contextName, ns, target, attachOptions{record: recordTo, audit: audit,
+			headless: headless, theme: theme})
 	}
-	if *all && *ns != "" {
-		return errors.New("-A and -n exclude each other")
-	}
-	if *all && target.Kind != "" {
-		return errors.New("a pod/ or deploy/ target needs one namespace, not -A")
-	}
-	cfg, contextName, defaultNS, err := kf.load()
-	if err != nil {
-		return err
-	}
-	if !*all && *ns == "" {
-		*ns = defaultNS
-	}
-	if *all {
-		*ns = ""
-	}
+	return c
+}
+
+// attachOptions are attach's flags past the cluster, namespace and target.
+type attachOptions struct {
+	record, audit, theme string
+	headless             bool
+}
+
+// attachRun watches the cluster of cfg and shows its lanes until ctx ends.
+func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, target attach.Target, o attachOptions) error {
 	// client-go and klog must not write on the terminal the UI owns.
 	logs.To(discard{})
 	client, err := kubernetes.NewForConfig(cfg)
@@ -75,21 +100,21 @@ func attachCmd(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hub := trace.NewHub()
-	src := newAttachSource(ctx, client, contextName, *ns, *audit != "", hub)
-	var stopRecord func()
-	if *recordTo != "" {
-		if stopRecord, err = record(hub, *recordTo); err != nil {
+	src := newAttachSource(ctx, client, contextName, ns, o.audit != "", hub)
+	if o.record != "" {
+		stopRecord, err := record(hub, o.record)
+		if err != nil {
 			return err
 		}
 		defer stopRecord()
 	}
 	var printed *trace.Subscription
 	done := make(chan struct{})
-	if *headless {
+	if o.headless {
 		printed = hub.Subscribe()
 		go func() { defer close(done); writeEvents(os.Stdout, printed) }()
 	}
-	w, err := attach.New(attach.Config{Client: client, Namespace: *ns, Target: target, Emitter: hub})
+	w, err := attach.New(attach.Config{Client: client, Namespace: ns, Target: target, Emitter: hub})
 	if err != nil {
 		return err
 	}
@@ -99,75 +124,29 @@ func attachCmd(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("attach to %s: %w", contextName, err)
 	}
-	if *audit != "" {
-		if err := w.TailAudit(ctx, *audit); err != nil {
+	if o.audit != "" {
+		if err := w.TailAudit(ctx, o.audit); err != nil {
 			return err
 		}
 	}
 	if err := src.start(); err != nil {
 		return err
 	}
-	if *headless {
+	if o.headless {
 		<-ctx.Done()
 		flush(printed)
 		printed.Close()
 		<-done
 		return nil
 	}
-	return tui.Run(ctx, src, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	return tui.Run(ctx, src, tui.Options{Theme: o.theme, NoColor: os.Getenv("NO_COLOR") != ""})
 }
 
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// kubeFlags are the flags that pick a cluster from a kubeconfig.
-type kubeFlags struct {
-	kubeconfig, context string
-}
-
-func (k *kubeFlags) register(fs interface {
-	StringVar(p *string, name, value, usage string)
-}) {
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, else ~/.kube/config)")
-	fs.StringVar(&k.context, "context", "", "kubeconfig `CONTEXT` (default: the current context)")
-}
-
-// load reads the kubeconfig as kubectl does and returns the client config,
-// the context's name and its namespace; errors are one line.
-func (k *kubeFlags) load() (*rest.Config, string, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k.kubeconfig != "" {
-		if _, err := os.Stat(k.kubeconfig); err != nil {
-			return nil, "", "", fmt.Errorf("kubeconfig %s: %w", k.kubeconfig, errors.Unwrap(err))
-		}
-		rules.ExplicitPath = k.kubeconfig
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context})
-	raw, err := cc.RawConfig()
-	if err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", oneLine(err))
-	}
-	name := k.context
-	if name == "" {
-		name = raw.CurrentContext
-	}
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", oneLine(err))
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil || ns == "" {
-		ns = "default"
-	}
-	if name == "" {
-		name = cfg.Host
-	}
-	cfg.UserAgent = "podtrace/v1.36.3 (attach)"
-	cfg.Timeout = 30 * time.Second
-	return cfg, name, ns, nil
-}
-
+// oneLine is err's first line.
 func oneLine(err error) string {
 	s := strings.TrimSpace(err.Error())
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
@@ -30,9 +30,18 @@ type clusterFlags struct {
 	containerd    string
 }
 
+// faultList is --fault, repeatable.
 type faultList []stages.Fault
 
-func (f *faultList) String() string { return fmt.Sprint(*f) }
+func (f *faultList) String() string {
+	if len(*f) == 0 {
+		return "" // no default shown in --help
+	}
+	return fmt.Sprint(*f)
+}
+
+// Type names the value in --help.
+func (f *faultList) Type() string { return "STAGE:KIND[:ARG][@SCOPE]" }
 
 func (f *faultList) Set(s string) error {
 	fault, err := stages.ParseFault(s)
@@ -46,40 +55,15 @@ func (f *faultList) Set(s string) error {
 	return nil
 }
 
-func (c *clusterFlags) register(fs *flag.FlagSet, defaultNodes int) {
+func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep the cluster in `DIR` across restarts (default: a temporary directory)")
 	fs.StringVar(&c.etcdEndpoints, "etcd-endpoints", "", "use an external etcd at these comma-separated `URLs`")
-	fs.StringVar(&c.nodes, "nodes", strconv.Itoa(defaultNodes), "number of nodes, or a nodes YAML `FILE`")
+	fs.StringVar(&c.nodes, "nodes", strconv.Itoa(defaultNodes), "number of nodes `N`, or a nodes YAML file")
 	fs.Float64Var(&c.speed, "speed", 1, "engine clock speed (2 = twice real time)")
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
-	fs.Var(&c.faults, "fault", "inject a fault `STAGE:KIND[:ARG][@SCOPE]` (repeatable)")
+	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
 	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
-}
-
-// newFlagSet returns a flag set whose errors come back rather than exit.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-// parse parses args, printing help on -h.
-func parse(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == flag.ErrHelp {
-		fs.SetOutput(os.Stdout)
-		fmt.Fprintf(os.Stdout, "Usage of podtrace %s:\n", fs.Name())
-		fs.PrintDefaults()
-		return &exitError{code: 0}
-	}
-	if err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
 }
 
 // nodeSpecs reads --nodes: a count or a YAML file.

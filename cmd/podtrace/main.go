@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // exitError carries an exit code out of a subcommand.
@@ -19,64 +22,61 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
-const usage = `podtrace shows every stage between kubectl apply and a running container.
-
-Usage:
-  podtrace [-f FILE] [flags]        start the embedded cluster and open the UI
-  podtrace run -f FILE --headless   apply FILE and print stage events as JSON lines
-  podtrace serve [flags]            run the embedded cluster until interrupted
-  podtrace scenario list|NAME       workshop scenarios: a story, a broken cluster, a goal
-  podtrace kubeconfig --data-dir D  print the kubeconfig path of a data dir
-  podtrace attach [pod/N|deploy/N]  the UI on a real cluster (--kubeconfig, --context, -n, -A, --record)
-  podtrace replay FILE              the UI on a recorded JSON-lines stream (pause, speed, skip ahead)
-  podtrace agent --nodes N          podtrace nodes for any API server (--kubeconfig, --context)
-
-Run 'podtrace COMMAND -h' for a command's flags.
-`
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := dispatch(ctx, os.Args[1:])
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	os.Exit(code)
+}
+
+// execute runs the command line args and returns the exit code; help,
+// version and completion go to stdout, an error is one line on stderr.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return
+		return 0
 	}
 	code := 1
 	var ee *exitError
 	if errors.As(err, &ee) {
-		code = ee.code
-		err = ee.err
+		code, err = ee.code, ee.err
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "podtrace: "+err.Error())
+		fmt.Fprintln(stderr, "podtrace: "+oneLine(err))
 	}
-	os.Exit(code)
+	return code
 }
 
-func dispatch(ctx context.Context, args []string) error {
+// newRootCmd builds the command tree. The root command itself opens the UI
+// on the embedded cluster, as `podtrace run` does.
+func newRootCmd() *cobra.Command {
+	root := newRunCmd("podtrace")
+	root.Short = "podtrace shows every stage between kubectl apply and a running container"
+	root.Long = `podtrace shows, live and stage by stage, what happens between kubectl apply
+and a running container, on a whole cluster it runs in one process; any
+stage can be broken on purpose. Without a command it starts the embedded
+cluster and opens the UI (flags as for 'podtrace run').`
+	root.Example = `  podtrace                                        # the embedded cluster (3 nodes) and the UI
+  podtrace run -f examples/web.yaml --headless    # stage events as JSON lines
+  podtrace attach deploy/web --context prod -n shop`
+	root.Args = cobra.NoArgs
+	root.SilenceErrors, root.SilenceUsage = true, true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(newRunCmd("run"), newServeCmd(), newKubeconfigCmd(), newScenarioCmd(),
+		newAttachCmd(), newReplayCmd(), newAgentCmd(), newVersionCmd())
+	return root
+}
+
+// noArgs refuses positional arguments with one line naming the first.
+func noArgs(_ *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		switch args[0] {
-		case "run":
-			return runCmd(ctx, args[1:])
-		case "serve":
-			return serveCmd(ctx, args[1:])
-		case "scenario":
-			return scenarioCmd(ctx, args[1:])
-		case "kubeconfig":
-			return kubeconfigCmd(args[1:])
-		case "attach":
-			return attachCmd(ctx, args[1:])
-		case "replay":
-			return replayCmd(ctx, args[1:])
-		case "agent":
-			return agentCmd(ctx, args[1:])
-		case "help", "-h", "--help":
-			fmt.Print(usage)
-			return nil
-		}
-		if len(args[0]) > 0 && args[0][0] != '-' {
-			return fmt.Errorf("unknown command %q (run 'podtrace help')", args[0])
-		}
+		return fmt.Errorf("unexpected argument %q", args[0])
 	}
-	return runCmd(ctx, args)
+	return nil
 }

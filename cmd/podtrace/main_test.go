@@ -80,6 +80,43 @@ func TestRunHeadless(t *testing.T) {
 		}
 	})
 
+	t.Run("repeated -f and a directory apply every manifest", func(t *testing.T) {
+		pod := func(name string) string {
+			return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n  containers: [{name: c, image: nginx:1.27}]\n"
+		}
+		manifests := filepath.Join(dir, "manifests")
+		if err := os.MkdirAll(filepath.Join(manifests, "nested"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write("manifests/c.yml", pod("from-dir-yml"))
+		write("manifests/d.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"from-dir-json"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`)
+		write("manifests/notes.txt", "not a manifest")
+		write("manifests/nested/e.yaml", pod("nested-without-R"))
+		out, errOut, code := run(t, bin, "run", "-f", write("first.yaml", pod("from-first")), "-f", write("second.yaml", pod("from-second")),
+			"--headless", "--filename", manifests, "--nodes", "1", "--speed", "20")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		ready := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e stages.Event
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("not a JSON event line: %q: %v", line, err)
+			}
+			if e.Stage == stages.Ready && e.Status == stages.Succeeded {
+				ready[e.Pod] = true
+			}
+		}
+		for _, name := range []string{"from-first", "from-second", "from-dir-yml", "from-dir-json"} {
+			if !ready[name] {
+				t.Errorf("pod %s never Ready in the stream", name)
+			}
+		}
+		if len(ready) != 4 || strings.Contains(out, "nested-without-R") {
+			t.Errorf("ready pods %v, want the four (a subdirectory is applied only with -R)", ready)
+		}
+	})
+
 	t.Run("unschedulable pod fails with the scheduler's words", func(t *testing.T) {
 		_, errOut, code := run(t, bin, "run", "-f", "workloads/too-big.yaml", "--headless", "--speed", "20", "--nodes", "2")
 		want := "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."

@@ -13,35 +13,57 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/spf13/cobra"
 
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
 
-// replayCmd opens the UI on a recording: `podtrace replay FILE`.
-func replayCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("replay")
-	speed := fs.Float64("speed", 1, "recorded seconds per real second (in the UI: space pauses, +/- change the speed, > skips to the next event)")
-	theme := fs.String("theme", "", "UI theme: dark, light, high-contrast, colorblind")
-	from := fs.Duration("from", 0, "start `DURATION` into the recording: what came before is drawn at once")
-	snapshot := fs.String("snapshot", "", "print the lanes once every event is folded, at `WIDTHxHEIGHT` (e.g. 120x40), without colour, instead of opening the UI")
-	file, rest := splitPositional(args)
-	if err := parse(fs, rest); err != nil {
-		return err
+// newReplayCmd builds `podtrace replay FILE`: the UI on a recording.
+func newReplayCmd() *cobra.Command {
+	var o replayOptions
+	c := &cobra.Command{
+		Use:   "replay FILE [flags]",
+		Short: "The UI on a recorded JSON-lines stream (pause, speed, skip ahead)",
+		Long: `Draw the lanes of a recording: the JSON lines run --headless prints or
+attach --record writes. In the UI, space pauses, +/- change the speed and >
+skips to the next event.`,
+		Example: `  podtrace replay web.jsonl --speed 4
+  podtrace replay web.jsonl --snapshot 120x40`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("replay needs a recording: podtrace replay FILE (from run --headless or attach --record)")
+			}
+			return noArgs(nil, args[1:])
+		},
+		RunE: func(c *cobra.Command, args []string) error { return replayRun(c.Context(), args[0], o) },
 	}
-	if file == "" {
-		return fmt.Errorf("replay needs a recording: podtrace replay FILE (from run --headless or attach --record)")
-	}
-	if *speed <= 0 {
-		return fmt.Errorf("--speed %g: must be positive", *speed)
+	c.Flags().Float64Var(&o.speed, "speed", 1, "recorded seconds per real second (in the UI: space pauses, +/- change the speed, > skips to the next event)")
+	c.Flags().StringVar(&o.theme, "theme", "", "UI theme: dark, light, high-contrast, colorblind")
+	c.Flags().DurationVar(&o.from, "from", 0, "start `DURATION` into the recording: what came before is drawn at once")
+	c.Flags().StringVar(&o.snapshot, "snapshot", "", "print the lanes once every event is folded, at `WIDTHxHEIGHT` (e.g. 120x40), without colour, instead of opening the UI")
+	return c
+}
+
+// replayOptions are replay's flags.
+type replayOptions struct {
+	speed           float64
+	theme, snapshot string
+	from            time.Duration
+}
+
+// replayRun replays the recording in file.
+func replayRun(ctx context.Context, file string, o replayOptions) error {
+	if o.speed <= 0 {
+		return fmt.Errorf("--speed %g: must be positive", o.speed)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	name := filepath.Base(file)
-	if *snapshot != "" {
-		w, h, err := parseSize(*snapshot)
+	if o.snapshot != "" {
+		w, h, err := parseSize(o.snapshot)
 		if err != nil {
 			return err
 		}
@@ -60,11 +82,11 @@ func replayCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", name, err)
 	}
-	if *from < 0 {
-		return fmt.Errorf("--from %s: must not be negative", *from)
+	if o.from < 0 {
+		return fmt.Errorf("--from %s: must not be negative", o.from)
 	}
-	initial := *speed
-	if *from > 0 {
+	initial := o.speed
+	if o.from > 0 {
 		initial = 0 // as fast as the UI reads, until the start point
 	}
 	src, err := tui.NewReplaySource(name, bytes.NewReader(data), initial)
@@ -73,10 +95,10 @@ func replayCmd(ctx context.Context, args []string) error {
 	}
 	src.Start(ctx)
 	rec := recording{ReplaySource: src, st: recordingStatus(evs)}
-	if *from > 0 && len(evs) > 0 {
-		rec.events = seek(src, evs[0].Time.Add(*from), *speed)
+	if o.from > 0 && len(evs) > 0 {
+		rec.events = seek(src, evs[0].Time.Add(o.from), o.speed)
 	}
-	return tui.Run(ctx, rec, tui.Options{Theme: *theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	return tui.Run(ctx, rec, tui.Options{Theme: o.theme, NoColor: os.Getenv("NO_COLOR") != ""})
 }
 
 // seek forwards src's events and, at the first one at or after start,
@@ -175,32 +197,6 @@ func Snapshot(src tui.Source, evs []stages.Event, w, h int) string {
 	m.Fold(evs...)
 	return ansi.Strip(m.Render())
 }
-
-// splitPositional takes the first argument that is not a flag (nor a
-// flag's value) out of args, so that `replay FILE --speed 2` and
-// `replay --speed 2 FILE` both work.
-func splitPositional(args []string) (string, []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			if i+1 < len(args) {
-				return args[i+1], append(append([]string{}, args[:i]...), args[i+2:]...)
-			}
-			return "", args[:i]
-		}
-		if strings.HasPrefix(a, "-") {
-			if !strings.Contains(a, "=") && !boolFlags[strings.TrimLeft(a, "-")] {
-				i++ // its value
-			}
-			continue
-		}
-		return a, append(append([]string{}, args[:i]...), args[i+1:]...)
-	}
-	return "", args
-}
-
-// boolFlags are the flags of replay, attach and agent that take no value.
-var boolFlags = map[string]bool{"A": true, "all-namespaces": true, "headless": true, "events": true, "h": true, "help": true}
 
 // parseSize parses WIDTHxHEIGHT.
 func parseSize(s string) (int, int, error) {

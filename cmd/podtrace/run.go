@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/spf13/cobra"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/engine/outcome"
@@ -24,70 +26,65 @@ const (
 	exitTimeout   = 3
 )
 
-// runCmd starts the engine, applies -f, and either opens the UI or, with
-// --headless, prints stage events as JSON lines until every pod is Ready
-// (or Succeeded), a pod fails, or --timeout passes.
-func runCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("run")
-	var cf clusterFlags
-	cf.register(fs, 3)
-	file := fs.String("f", "", "apply the manifest `FILE` (- for standard input) at start")
-	headless := fs.Bool("headless", false, "no UI: print stage events as JSON lines on stdout")
-	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long (headless)")
-	theme := fs.String("theme", "dark", "UI theme: dark, light, high-contrast, colorblind")
-	if err := parse(fs, args); err != nil {
-		return err
+// newRunCmd builds `podtrace run` (and, named "podtrace", the root
+// command, which does the same): start the engine, apply -f, and either
+// open the UI or, with --headless, print stage events as JSON lines until
+// every pod is Ready (or Succeeded), a pod fails, or --timeout passes.
+func newRunCmd(use string) *cobra.Command {
+	var (
+		cf       clusterFlags
+		headless bool
+		timeout  time.Duration
+		theme    string
+	)
+	c := &cobra.Command{
+		Use:   use + " [-f FILE|DIR]... [flags]",
+		Short: "Start the embedded cluster, apply manifests, and show each pod's stages",
+		Long: `Start the embedded cluster, apply the manifests -f names (files, directories,
+- for standard input; repeatable, as kubectl apply -f) and open the UI. With
+--headless, print stage events as JSON lines on stdout until every pod is
+Running and Ready (or Succeeded), a pod fails, or --timeout passes.
+
+Exit codes with --headless: 0 every pod Ready or Succeeded, 1 bad input or the
+cluster did not start, 2 a pod failed or is stuck, 3 timeout.`,
+		Example: `  podtrace run -f examples/web.yaml --headless
+  podtrace run -f a.yaml -f b.yaml -f manifests/ --headless --nodes 5
+  podtrace run --fault pull:fail@pod/default/web -f examples/web.yaml`,
+		Args: noArgs,
 	}
-	var manifest []byte
-	var objs []apply.Object
-	if *file != "" {
-		var err error
-		if manifest, err = readManifest(*file); err != nil {
+	files := filenameFlags(c.Flags())
+	cf.register(c.Flags(), 3)
+	c.Flags().BoolVar(&headless, "headless", false, "no UI: print stage events as JSON lines on stdout")
+	c.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long (headless)")
+	c.Flags().StringVar(&theme, "theme", "dark", "UI theme: dark, light, high-contrast, colorblind")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		ms, err := readManifests(files.ToOptions(), os.Stdin)
+		if err != nil {
 			return err
 		}
-		if objs, err = apply.Parse(manifest, *file); err != nil && (len(objs) == 0 || !warnUnserved(err)) {
+		if len(ms) == 0 && headless {
+			return errors.New("run --headless needs -f FILE")
+		}
+		objs, err := parseManifests(ms)
+		if err != nil {
 			return err
 		}
-	} else if *headless {
-		return errors.New("run --headless needs -f FILE")
+		if !headless {
+			return runUI(c.Context(), cf.start, ms, theme)
+		}
+		e, cleanup, err := cf.start(c.Context())
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		return runHeadless(c.Context(), e, ms, objs, timeout)
 	}
-	if !*headless {
-		return runUI(ctx, cf.start, manifest, *file, *theme)
-	}
-	e, cleanup, err := cf.start(ctx)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	return runHeadless(ctx, e, manifest, *file, objs, *timeout)
+	return c
 }
 
-// warnUnserved tells, one line each, which objects of the manifest podtrace
-// leaves out because it does not serve their kinds, and reports whether err
-// was only that (so the run goes on with the rest).
-func warnUnserved(err error) bool {
-	var unserved *apply.UnservedError
-	if !errors.As(err, &unserved) {
-		return false
-	}
-	for _, e := range unserved.Errors {
-		fmt.Fprintf(os.Stderr, "podtrace: skipping %v\n", e)
-	}
-	return true
-}
-
-func readManifest(file string) ([]byte, error) {
-	if file == "-" {
-		return readAll(os.Stdin)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	return data, nil
-}
-
-func runHeadless(ctx context.Context, e *engine.Engine, manifest []byte, file string, objs []apply.Object, timeout time.Duration) error {
+// runHeadless applies the manifests and prints stage events until the pods
+// of objs are done (exit 0), one fails (exit 2) or timeout passes (exit 3).
+func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []apply.Object, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sub := e.Hub.Subscribe()
@@ -109,8 +106,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, manifest []byte, file st
 	if err != nil {
 		return err
 	}
-	var unserved *apply.UnservedError
-	if _, err := applier.Apply(ctx, manifest, file); err != nil && !errors.As(err, &unserved) {
+	if err := applyManifests(ctx, applier, ms); err != nil {
 		return err
 	}
 	expected, namespaces := expectedPods(objs)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/spf13/cobra"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
@@ -29,77 +30,85 @@ import (
 // when the scenario did not behave as its file documents.
 const exitNotAsDocumented = 2
 
-const scenarioUsage = `Usage:
-  podtrace scenario list                       list the built-in scenarios
-  podtrace scenario NAME|FILE [flags]          the story, then the broken cluster in the UI
-  podtrace scenario NAME|FILE --headless       print stage events until the goal holds
-  podtrace scenario NAME|FILE --headless --check
-                                               check that the scenario behaves as documented
-                                               (exit 0), applying its fix itself
-  podtrace scenario hint NAME|FILE [N]         the first N graded hints (default 1)
-  podtrace scenario explain NAME|FILE          what was wrong, and the documented fix
-`
-
-// scenarioCmd runs `podtrace scenario ...`.
-func scenarioCmd(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Print(scenarioUsage)
-		return nil
+// newScenarioCmd builds `podtrace scenario` and its list, hint and
+// explain subcommands.
+func newScenarioCmd() *cobra.Command {
+	var (
+		cf       clusterFlags
+		headless bool
+		check    bool
+		timeout  time.Duration
+		theme    string
+	)
+	c := &cobra.Command{
+		Use:   "scenario NAME|FILE [flags]",
+		Short: "Workshop scenarios: a story, a broken cluster, a goal to reach",
+		Long: `Run a workshop scenario, built in (podtrace scenario list) or from a file:
+the story, then the broken cluster in the UI. With --headless, print stage
+events until the goal holds; with --headless --check, check that the scenario
+behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
+		Example: `  podtrace scenario list
+  podtrace scenario image-typo
+  podtrace scenario image-typo --headless --check
+  podtrace scenario hint image-typo 2
+  podtrace scenario explain image-typo`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			s, err := scenario.Lookup(args[0])
+			if err != nil {
+				return err
+			}
+			if check && !headless {
+				return errors.New("--check needs --headless")
+			}
+			if check && !c.Flags().Changed("speed") {
+				cf.speed = 10 // a check has nobody watching: run the clock fast
+			}
+			ctx := c.Context()
+			e, cleanup, err := cf.startNodes(ctx, s.Nodes) // the scenario brings its nodes
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			switch {
+			case check:
+				rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: timeout, Log: os.Stderr})
+				if err != nil {
+					return &exitError{code: exitNotAsDocumented, err: err}
+				}
+				fmt.Printf("scenario %s behaves as documented\n  broken: %s\n  fixed:  %s\n", s.Name, rep.Broken, rep.Fixed)
+				return nil
+			case headless:
+				return scenarioHeadless(ctx, e, s, timeout)
+			}
+			return scenarioUI(ctx, e, s, theme)
+		},
 	}
-	switch args[0] {
-	case "list":
-		return listScenarios(os.Stdout)
-	case "hint", "explain":
-		return showScenario(os.Stdout, args[0], args[1:])
-	}
-	s, err := scenario.Lookup(args[0])
-	if err != nil {
-		return err
-	}
-	fs := newFlagSet("scenario")
-	var cf clusterFlags
-	cf.register(fs, 3)
-	headless := fs.Bool("headless", false, "no UI: print stage events as JSON lines on stdout")
-	check := fs.Bool("check", false, "with --headless: check the documented behaviour, apply the fix, exit 0 when the goal then holds")
-	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long (headless)")
-	theme := fs.String("theme", "dark", "UI theme: dark, light, high-contrast, colorblind")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	if *check && !*headless {
-		return errors.New("--check needs --headless")
-	}
-	if *check && !flagSet(fs, "speed") {
-		cf.speed = 10 // a check has nobody watching: run the clock fast
-	}
-	e, cleanup, err := cf.startNodes(ctx, s.Nodes) // the scenario brings its nodes
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	switch {
-	case *check:
-		rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: *timeout, Log: os.Stderr})
-		if err != nil {
-			return &exitError{code: exitNotAsDocumented, err: err}
-		}
-		fmt.Printf("scenario %s behaves as documented\n  broken: %s\n  fixed:  %s\n", s.Name, rep.Broken, rep.Fixed)
-		return nil
-	case *headless:
-		return scenarioHeadless(ctx, e, s, *timeout)
-	}
-	return scenarioUI(ctx, e, s, *theme)
-}
-
-// flagSet reports whether the flag was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			found = true
-		}
+	cf.register(c.Flags(), 3)
+	c.Flags().BoolVar(&headless, "headless", false, "no UI: print stage events as JSON lines on stdout")
+	c.Flags().BoolVar(&check, "check", false, "with --headless: check the documented behaviour, apply the fix, exit 0 when the goal then holds")
+	c.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long (headless)")
+	c.Flags().StringVar(&theme, "theme", "dark", "UI theme: dark, light, high-contrast, colorblind")
+	c.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios",
+		Args:  noArgs,
+		RunE:  func(*cobra.Command, []string) error { return listScenarios(os.Stdout) },
+	}, &cobra.Command{
+		Use:   "hint NAME|FILE [N]",
+		Short: "Print the first N graded hints (default 1)",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE:  func(_ *cobra.Command, args []string) error { return showScenario(os.Stdout, "hint", args) },
+	}, &cobra.Command{
+		Use:   "explain NAME|FILE",
+		Short: "Print what was wrong, and the documented fix",
+		Args:  cobra.ExactArgs(1),
+		RunE:  func(_ *cobra.Command, args []string) error { return showScenario(os.Stdout, "explain", args) },
 	})
-	return found
+	return c
 }
 
 // listScenarios prints the built-in scenarios, one a line.

@@ -1,47 +1,61 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 )
 
-// serveCmd runs the engine without the UI until interrupted.
-func serveCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("serve")
+// newServeCmd runs the engine without the UI until interrupted.
+func newServeCmd() *cobra.Command {
 	var cf clusterFlags
-	cf.register(fs, 3)
-	if err := parse(fs, args); err != nil {
-		return err
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the embedded cluster without the UI until interrupted",
+		Long: `Run the embedded cluster without the UI until interrupted, and print the
+export KUBECONFIG=... line that points kubectl at it.`,
+		Example: `  podtrace serve --data-dir /tmp/pt --nodes 5`,
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			e, cleanup, err := cf.start(c.Context())
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			fmt.Printf("podtrace: API server at %s\nexport KUBECONFIG=%s\n", e.API.URL, e.Kubeconfig)
+			<-c.Context().Done()
+			return nil
+		},
 	}
-	e, cleanup, err := cf.start(ctx)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	fmt.Printf("podtrace: API server at %s\nexport KUBECONFIG=%s\n", e.API.URL, e.Kubeconfig)
-	<-ctx.Done()
-	return nil
+	cf.register(c.Flags(), 3)
+	return c
 }
 
-// kubeconfigCmd prints the kubeconfig path of a data dir.
-func kubeconfigCmd(args []string) error {
-	fs := newFlagSet("kubeconfig")
-	dir := fs.String("data-dir", "", "the data `DIR` a podtrace cluster keeps its state in")
-	if err := parse(fs, args); err != nil {
-		return err
+// newKubeconfigCmd prints the kubeconfig path of a data dir.
+func newKubeconfigCmd() *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:     "kubeconfig --data-dir DIR",
+		Short:   "Print the kubeconfig path of a cluster kept in a data dir",
+		Example: `  export KUBECONFIG=$(podtrace kubeconfig --data-dir /tmp/pt)`,
+		Args:    noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if dir == "" {
+				return fmt.Errorf("kubeconfig needs --data-dir (the cluster started with --data-dir DIR)")
+			}
+			path := filepath.Join(dir, "kubeconfig")
+			if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("no kubeconfig in %s: start podtrace with --data-dir %s first", dir, dir)
+			}
+			fmt.Println(path)
+			return nil
+		},
 	}
-	if *dir == "" {
-		return fmt.Errorf("kubeconfig needs --data-dir (the cluster started with --data-dir DIR)")
-	}
-	path := filepath.Join(*dir, "kubeconfig")
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("no kubeconfig in %s: start podtrace with --data-dir %s first", *dir, *dir)
-	}
-	fmt.Println(path)
-	return nil
+	c.Flags().StringVar(&dir, "data-dir", "", "the data `DIR` a podtrace cluster keeps its state in")
+	return c
 }
 
 func readAll(r io.Reader) ([]byte, error) {

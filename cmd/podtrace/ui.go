@@ -23,10 +23,10 @@ type startFunc func(ctx context.Context) (*engine.Engine, func(), error)
 
 // runUI opens the terminal UI at once and starts the engine behind
 // it: the first frame does not wait for etcd (the header says "etcd
-// starting" until the cluster is up). The manifest, if any, is applied once
+// starting" until the cluster is up). The manifests, if any, are applied once
 // the nodes are Ready. When the cluster cannot start or the manifest cannot
 // be applied, the UI closes and the error is returned.
-func runUI(ctx context.Context, start startFunc, manifest []byte, file, theme string) error {
+func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) error {
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	src := newSource(uiCtx)
@@ -40,7 +40,7 @@ func runUI(ctx context.Context, start startFunc, manifest []byte, file, theme st
 		defer close(done)
 		var e *engine.Engine
 		if e, cleanup, engineErr = start(uiCtx); engineErr == nil {
-			stopRec, engineErr = connect(uiCtx, src, e, manifest, file)
+			stopRec, engineErr = connect(uiCtx, src, e, ms)
 		}
 		if engineErr != nil {
 			src.setFailed()
@@ -66,7 +66,7 @@ func runUI(ctx context.Context, start startFunc, manifest []byte, file, theme st
 // connect attaches the source to the started engine, starts the recording
 // asked for by PODTRACE_RECORD, and applies the manifest once the nodes are
 // Ready. The returned stop ends the recording (nil when none).
-func connect(ctx context.Context, src *engineSource, e *engine.Engine, manifest []byte, file string) (stop func(), err error) {
+func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []manifest) (stop func(), err error) {
 	if path := os.Getenv(recordEnv); path != "" {
 		if stop, err = record(e.Hub, path); err != nil {
 			return nil, err
@@ -75,11 +75,11 @@ func connect(ctx context.Context, src *engineSource, e *engine.Engine, manifest 
 	if err := src.attach(e); err != nil {
 		return stop, err
 	}
-	if len(manifest) > 0 {
+	if len(ms) > 0 {
 		if err := waitNodesReady(ctx, e); err != nil {
 			return stop, err
 		}
-		if _, err := src.applier.Apply(ctx, manifest, file); err != nil {
+		if err := applyManifests(ctx, src.applier, ms); err != nil {
 			return stop, err
 		}
 	}

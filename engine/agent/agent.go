@@ -23,10 +23,11 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/version"
 )
 
 // UserAgent is the client name the agents' kubelets send.
-const UserAgent = "kubelet/v1.36.3 (podtrace agent)"
+const UserAgent = "kubelet/" + version.Kubernetes + " (podtrace agent)"
 
 // Config configures the agents.
 type Config struct {

@@ -10,12 +10,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
+
+	podtraceversion "github.com/podtrace/podtrace/version"
 )
 
 // Version is the Kubernetes release podtrace speaks for.
-var Version = version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.3", GitCommit: "podtrace",
+var Version = version.Info{Major: major, Minor: minor, GitVersion: podtraceversion.Kubernetes, GitCommit: "podtrace",
 	GitTreeState: "clean", BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(),
 	Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH}
+
+var major, minor = podtraceversion.KubernetesMajorMinor()
 
 var allVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 

@@ -12,10 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/podtrace/podtrace/version"
 )
 
 // KubeletVersion is the version the node reports.
-const KubeletVersion = "v1.36.3"
+const KubeletVersion = version.Kubernetes
 
 // networkNotReadyMessage is why a node made NotReady is not ready.
 const networkNotReadyMessage = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"

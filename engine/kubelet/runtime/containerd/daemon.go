@@ -59,7 +59,7 @@ func StartDaemon(ctx context.Context, bin, dir string) (*Daemon, error) {
 	d.cmd = exec.Command(bin, "--config", cfg)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	// Its own process group: a Ctrl-C meant for the UI does not reach it.
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	d.cmd.SysProcAttr = daemonProcAttr()
 	if err := d.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start containerd: %w", err)

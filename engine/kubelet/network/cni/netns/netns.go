@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package netns creates, enters and removes named Linux network namespaces
 // pinned by a bind mount, as `ip netns add` does, but under a directory of
 // podtrace's own instead of /run/netns.

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// TestAttachContextAndNamespace attaches with kubectl's --context and -n
+// to a kubeconfig of three contexts: the current one points at nothing,
+// podtrace-viewer may not read team-a, podtrace-admin may. Only the
+// context named is used, and only the namespace named is shown.
+func TestAttachContextAndNamespace(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	var serveOut, serveErr syncBuffer
+	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "1", "--data-dir", filepath.Join(dir, "cluster"))
+	served := filepath.Join(dir, "cluster", "kubeconfig")
+	waitFile(t, served, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
+
+	kc, err := clientcmd.LoadFromFile(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"podtrace-admin", "podtrace-viewer"} {
+		if kc.Contexts[name] == nil {
+			t.Fatalf("served kubeconfig has no context %s", name)
+		}
+	}
+	kc.Clusters["nowhere"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	kc.Contexts["nowhere"] = &clientcmdapi.Context{Cluster: "nowhere", AuthInfo: kc.Contexts["podtrace-admin"].AuthInfo}
+	kc.CurrentContext = "nowhere"
+	multi := filepath.Join(dir, "multi-kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, multi); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, "podtrace-admin", nil, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err = c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("create namespace: %v (serve: %s)", err, serveErr.String())
+	}
+
+	for _, tt := range []struct{ name, want string }{
+		{"current context", "podtrace: attach to nowhere: cannot read pods: "},
+		{"podtrace-viewer", `podtrace: attach to podtrace-viewer: cannot read pods: `},
+	} {
+		args := []string{"attach", "--kubeconfig", multi, "--headless", "-n", "team-a"}
+		if tt.name != "current context" {
+			args = append(args, "--context", tt.name)
+		}
+		_, errOut, code := run(t, bin, args...)
+		if code != 1 || !strings.HasPrefix(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q, want one line starting %q", tt.name, code, errOut, tt.want)
+		}
+	}
+
+	var attOut, attErr syncBuffer
+	att := startBin(t, bin, &attOut, &attErr, "attach", "--headless", "--context", "podtrace-admin", "--kubeconfig", multi, "-n", "team-a")
+	pod := func(namespace, name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
+	}
+	if _, err := c.CoreV1().Pods("default").Create(ctx, pod("default", "elsewhere"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().Pods("team-a").Create(ctx, pod("team-a", "here"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(attOut.String(), `"pod":"here"`) ||
+		!strings.Contains(attOut.String(), `"stage":"ready","status":"succeeded"`); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pod team-a/here not Ready in attach's stream:\n%s\nstderr: %s", attOut.String(), attErr.String())
+		}
+	}
+	_ = att.Process.Signal(syscall.SIGINT)
+	if err := att.Wait(); err != nil {
+		t.Fatalf("attach did not stop cleanly: %v (%s)", err, attErr.String())
+	}
+	if out := attOut.String(); strings.Contains(out, `"pod":"elsewhere"`) || strings.Contains(out, `"namespace":"default"`) {
+		t.Errorf("-n team-a showed a pod of default:\n%s", out)
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/podtrace/podtrace/version"
+)
+
+// commandPaths lists every command of the tree, cobra's help and
+// completion commands included, as argument lists ("scenario hint").
+func commandPaths(c *cobra.Command, prefix []string) [][]string {
+	out := [][]string{prefix}
+	for _, sub := range c.Commands() {
+		out = append(out, commandPaths(sub, append(append([]string{}, prefix...), sub.Name()))...)
+	}
+	return out
+}
+
+// TestHelpOnEveryCommand runs `COMMAND --help` and `-h` for every command:
+// exit 0, the usage on stdout, nothing on stderr.
+func TestHelpOnEveryCommand(t *testing.T) {
+	root := newRootCmd()
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	paths := commandPaths(root, nil)
+	if len(paths) < 16 {
+		t.Fatalf("only %d commands found: %v", len(paths), paths)
+	}
+	for _, path := range paths {
+		for _, flag := range []string{"--help", "-h"} {
+			args := append(append([]string{}, path...), flag)
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				code := execute(context.Background(), args, &stdout, &stderr)
+				if code != 0 || !strings.Contains(stdout.String(), "Usage:") || stderr.Len() != 0 {
+					t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+				}
+			})
+		}
+	}
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version"}, "kubernetes " + version.Kubernetes + "\n"},
+		{[]string{"completion", "bash"}, "# bash completion V2 for podtrace"},
+		{[]string{"completion", "zsh"}, "#compdef podtrace"},
+		{[]string{"completion", "fish"}, "# fish completion for podtrace"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := execute(context.Background(), tt.args, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), tt.want) {
+				t.Fatalf("exit %d, stderr %q, stdout without %q:\n%.300s", code, stderr.String(), tt.want, stdout.String())
+			}
+		})
+	}
+	var stdout bytes.Buffer
+	execute(context.Background(), []string{"version"}, &stdout, &stdout)
+	if !strings.HasPrefix(stdout.String(), "podtrace ") {
+		t.Errorf("version: %q", stdout.String())
+	}
+}
+
+// TestCommandLineErrors: one line on stderr, exit 1, for mistakes cobra
+// and pflag catch.
+func TestCommandLineErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nonsense"}, `podtrace: unknown command "nonsense" for "podtrace"`},
+		{[]string{"run", "--bogus"}, "podtrace: unknown flag: --bogus (see 'podtrace run --help')"},
+		{[]string{"serve", "extra"}, `podtrace: unexpected argument "extra"`},
+		{[]string{"run", "--fault", "nope"}, `podtrace: invalid argument "nope" for "--fault" flag: `},
+		{[]string{"attach", "a", "b"}, "podtrace: accepts at most 1 arg(s), received 2"},
+		{[]string{"run", "-f", "no-such-file.yaml", "--headless"}, `podtrace: the path "no-such-file.yaml" does not exist`},
+		{[]string{"kubeconfig"}, "podtrace: kubeconfig needs --data-dir"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := execute(context.Background(), tt.args, &stdout, &stderr)
+			if code != 1 || !strings.HasPrefix(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q, want one line starting %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestReadManifests follows kubectl apply -f: files in order, a
+// directory's manifests by extension (subdirectories with -R), globs, an
+// explicit file whatever its name, standard input.
+func TestReadManifests(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"a.yaml": "a", "b.yml": "b", "c.json": "c", "notes.txt": "x", "sub/d.yaml": "d", "plain": "p",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name      string
+		files     []string
+		recursive bool
+		want      string // the manifests' contents in order
+		err       string
+	}{
+		{"directory", []string{dir}, false, "abc", ""},
+		{"recursive", []string{dir}, true, "abcd", ""},
+		{"files in order", []string{filepath.Join(dir, "b.yml"), filepath.Join(dir, "a.yaml")}, false, "ba", ""},
+		{"explicit file of any name", []string{filepath.Join(dir, "plain")}, false, "p", ""},
+		{"glob", []string{filepath.Join(dir, "*.y*ml")}, false, "ab", ""},
+		{"stdin and a directory", []string{"-", filepath.Join(dir, "sub")}, false, "sd", ""},
+		{"missing", []string{filepath.Join(dir, "none.yaml")}, false, "", "does not exist"},
+		{"no manifests", []string{filepath.Join(dir, "sub", "..", "sub", "*.txt")}, false, "", "does not exist"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, err := readManifests(resource.FilenameOptions{Filenames: tt.files, Recursive: tt.recursive}, strings.NewReader("s"))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, m := range ms {
+				got += string(m.data)
+			}
+			if got != tt.want {
+				t.Fatalf("read %q, want %q", got, tt.want)
+			}
+		})
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readManifests(resource.FilenameOptions{Filenames: []string{empty}}, nil); err == nil || !strings.Contains(err.Error(), "no manifests in") {
+		t.Fatalf("empty directory: %v", err)
+	}
+}

@@ -1,0 +1,198 @@
+package repotest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// layer rules, with package paths relative to the module:
+//
+//   - stages (the vocabulary) and version import nothing of the project;
+//   - engine/... never imports tui/... or themes/...;
+//   - tui/... never imports engine/...;
+//   - only cmd/podtrace brings engine and tui together.
+//
+// "Imports" is transitive and counts each package's tests.
+
+// under reports whether rel is dir or a package below it.
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
+
+// importViolations checks the dependency graph deps (each package of
+// module mod mapped to every package it depends on, directly or not) and
+// returns one line per broken rule, sorted.
+func importViolations(mod string, deps map[string][]string) []string {
+	var out []string
+	for pkg, ds := range deps {
+		rel, ok := relative(mod, pkg)
+		if !ok {
+			continue
+		}
+		var engineDep, tuiDep string
+		for _, d := range ds {
+			drel, ok := relative(mod, d)
+			if !ok || drel == rel {
+				continue
+			}
+			switch {
+			case under(rel, "stages") && !under(drel, "stages"):
+				out = append(out, fmt.Sprintf("%s imports %s: stages imports nothing of the project", rel, drel))
+			case under(rel, "version"):
+				out = append(out, fmt.Sprintf("%s imports %s: version imports nothing of the project", rel, drel))
+			case under(rel, "engine") && (under(drel, "tui") || under(drel, "themes")):
+				out = append(out, fmt.Sprintf("%s imports %s: engine never imports tui or themes", rel, drel))
+			case under(rel, "tui") && under(drel, "engine"):
+				out = append(out, fmt.Sprintf("%s imports %s: tui never imports engine", rel, drel))
+			}
+			if under(drel, "engine") && engineDep == "" {
+				engineDep = drel
+			}
+			if under(drel, "tui") && tuiDep == "" {
+				tuiDep = drel
+			}
+		}
+		if engineDep != "" && tuiDep != "" && rel != "cmd/podtrace" {
+			out = append(out, fmt.Sprintf("%s imports %s and %s: only cmd/podtrace joins engine and tui", rel, engineDep, tuiDep))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// relative returns pkg's path inside module mod.
+func relative(mod, pkg string) (string, bool) {
+	if pkg == mod {
+		return ".", true
+	}
+	rel, ok := strings.CutPrefix(pkg, mod+"/")
+	return rel, ok
+}
+
+// packageName strips go list's test decorations: "p [p.test]" and
+// "p_test [p.test]" are p's tests, "p.test" is the generated test main
+// (reported as "").
+func packageName(importPath string) string {
+	p, _, _ := strings.Cut(importPath, " ")
+	if strings.HasSuffix(p, ".test") {
+		return ""
+	}
+	return strings.TrimSuffix(p, "_test")
+}
+
+// moduleGraph runs go list on every package of the module in root, tests
+// included, and returns the module path and the dependency graph.
+func moduleGraph(t *testing.T, root string) (string, map[string][]string) {
+	t.Helper()
+	goCmd := func(args ...string) []byte {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return out
+	}
+	mod := strings.TrimSpace(string(goCmd("list", "-m")))
+	dec := json.NewDecoder(bytes.NewReader(goCmd("list", "-e", "-test", "-json=ImportPath,Deps", "./...")))
+	deps := map[string][]string{}
+	for {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		name := packageName(p.ImportPath)
+		if name == "" {
+			continue
+		}
+		for _, d := range p.Deps {
+			if d = packageName(d); d != "" && !slices.Contains(deps[name], d) {
+				deps[name] = append(deps[name], d)
+			}
+		}
+		if _, ok := deps[name]; !ok {
+			deps[name] = nil
+		}
+	}
+	return mod, deps
+}
+
+// TestImportRules checks the layer rules on the repository's packages.
+func TestImportRules(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not found")
+	}
+	root := repoRoot(t)
+	mod, deps := moduleGraph(t, root)
+	for _, want := range []string{"stages", "engine", "tui", "themes", "cmd/podtrace"} {
+		if _, ok := deps[mod+"/"+want]; !ok {
+			t.Fatalf("go list did not report %s/%s: the check would prove nothing", mod, want)
+		}
+	}
+	for _, v := range importViolations(mod, deps) {
+		t.Error(v)
+	}
+}
+
+// TestImportViolations breaks each rule on a made-up graph.
+func TestImportViolations(t *testing.T) {
+	const m = "example.com/pt"
+	p := func(rel string) string { return m + "/" + rel }
+	clean := map[string][]string{
+		p("stages"):             {"fmt", "time"},
+		p("version"):            {"strings"},
+		p("themes"):             {"fmt"},
+		p("tui"):                {p("stages"), p("themes"), p("tui/lanes")},
+		p("engine/trace"):       {p("stages"), p("version")},
+		p("cmd/podtrace"):       {p("engine"), p("engine/trace"), p("tui"), p("stages")},
+		"example.com/other/tui": {"example.com/other/engine"},
+	}
+	if v := importViolations(m, clean); len(v) != 0 {
+		t.Fatalf("clean graph reported %q", v)
+	}
+	for _, tt := range []struct {
+		pkg  string
+		deps []string
+		want string
+	}{
+		{"stages", []string{p("engine/trace")}, "stages imports engine/trace: stages imports nothing of the project"},
+		{"version", []string{p("stages")}, "version imports stages: version imports nothing of the project"},
+		{"engine/kubelet", []string{p("tui")}, "engine/kubelet imports tui: engine never imports tui or themes"},
+		{"engine", []string{p("themes")}, "engine imports themes: engine never imports tui or themes"},
+		{"tui/lanes", []string{p("engine/trace")}, "tui/lanes imports engine/trace: tui never imports engine"},
+		{"e2e/tui", []string{p("engine"), p("tui")}, "e2e/tui imports engine and tui: only cmd/podtrace joins engine and tui"},
+	} {
+		graph := maps.Clone(clean)
+		graph[p(tt.pkg)] = tt.deps
+		if got := importViolations(m, graph); !slices.Contains(got, tt.want) {
+			t.Errorf("%s → %v: got %q, want %q", tt.pkg, tt.deps, got, tt.want)
+		}
+	}
+}
+
+func TestPackageName(t *testing.T) {
+	for in, want := range map[string]string{
+		"example.com/pt/tui":                                "example.com/pt/tui",
+		"example.com/pt/tui [example.com/pt/tui.test]":      "example.com/pt/tui",
+		"example.com/pt/tui_test [example.com/pt/tui.test]": "example.com/pt/tui",
+		"example.com/pt/tui.test":                           "",
+	} {
+		if got := packageName(in); got != want {
+			t.Errorf("packageName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

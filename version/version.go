@@ -1,0 +1,24 @@
+// Package version holds the one copy of the Kubernetes release podtrace
+// pins and podtrace's own version. It imports the standard library only, so
+// any package of the project may use it.
+package version
+
+import "strings"
+
+// Kubernetes is the Kubernetes release podtrace speaks for: the reasons,
+// messages and API behaviour it reproduces, the version its API server and
+// kubelets report, and the k8s.io modules it builds on (v0.36.3).
+const Kubernetes = "v1.36.3"
+
+// Podtrace is podtrace's own version. Release builds set it with
+//
+//	go build -ldflags "-X github.com/podtrace/podtrace/version.Podtrace=v0.4.0" ./cmd/podtrace
+var Podtrace = "dev"
+
+// KubernetesMajorMinor returns Kubernetes' major and minor numbers ("1",
+// "36"), as /version reports them.
+func KubernetesMajorMinor() (major, minor string) {
+	major, rest, _ := strings.Cut(strings.TrimPrefix(Kubernetes, "v"), ".")
+	minor, _, _ = strings.Cut(rest, ".")
+	return major, minor
+}
