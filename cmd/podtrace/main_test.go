@@ -141,11 +141,11 @@ func TestRunHeadless(t *testing.T) {
 	}
 	t.Run("unserved kind skipped", func(t *testing.T) {
 		manifest := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: [{name: c, image: nginx:1.27}]\n" +
-			"---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
-		out, errOut, code := run(t, bin, "run", "-f", write("with-ingress.yaml", manifest), "--headless", "--nodes", "1")
-		want := `podtrace: skipping resource mapping not found for name: "web" namespace: "" from`
-		if code != 0 || !strings.HasPrefix(errOut, want) || !strings.Contains(out, `"stage":"ready"`) {
-			t.Fatalf("exit %d, stderr %q; want the pod Ready and one line skipping the Ingress", code, errOut)
+			"---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
+		out, errOut, code := run(t, bin, "run", "-f", write("with-widget.yaml", manifest), "--headless", "--nodes", "1")
+		want := `podtrace: skipping resource mapping not found for name: "w" namespace: "" from`
+		if code != 0 || !strings.HasPrefix(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(out, `"stage":"ready"`) {
+			t.Fatalf("exit %d, stderr %q; want the pod Ready and one line skipping the Widget", code, errOut)
 		}
 	})
 	t.Run("bad flag", func(t *testing.T) {

@@ -96,51 +96,40 @@ func expandPattern(name string) ([]string, error) {
 	return matches, nil
 }
 
-// parseManifests decodes every manifest. Objects of kinds podtrace does not
-// serve are left out with one line each on stderr, unless nothing else is
-// left: then that is the error.
+// parseManifests decodes every manifest.
 func parseManifests(ms []manifest) ([]apply.Object, error) {
 	var objs []apply.Object
-	var unserved []error
 	for _, m := range ms {
 		o, err := apply.Parse(m.data, m.name)
-		var u *apply.UnservedError
-		if err != nil && !errors.As(err, &u) {
+		if err != nil {
 			return nil, err
 		}
-		if err != nil {
-			unserved = append(unserved, err)
-		}
 		objs = append(objs, o...)
-	}
-	if len(objs) == 0 && len(unserved) > 0 {
-		return nil, unserved[0]
-	}
-	for _, err := range unserved {
-		warnUnserved(err)
 	}
 	return objs, nil
 }
 
-// warnUnserved tells, one line each, which objects of a manifest podtrace
-// leaves out because it does not serve their kinds.
-func warnUnserved(err error) {
-	var unserved *apply.UnservedError
-	if errors.As(err, &unserved) {
-		for _, e := range unserved.Errors {
-			fmt.Fprintf(os.Stderr, "podtrace: skipping %v\n", e)
-		}
-	}
-}
-
-// applyManifests applies the manifests in order; objects of kinds podtrace
-// does not serve were reported by parseManifests and are skipped.
+// applyManifests applies the manifests in order. Objects of kinds the
+// server does not serve are left out with one line each on stderr, unless
+// nothing else was applied: then that is the error.
 func applyManifests(ctx context.Context, a *apply.Applier, ms []manifest) error {
+	applied := 0
+	var unserved []error
 	for _, m := range ms {
-		var unserved *apply.UnservedError
-		if _, err := a.Apply(ctx, m.data, m.name); err != nil && !errors.As(err, &unserved) {
+		res, err := a.Apply(ctx, m.data, m.name)
+		applied += len(res)
+		var u *apply.UnservedError
+		if errors.As(err, &u) {
+			unserved = append(unserved, u.Errors...)
+		} else if err != nil {
 			return err
 		}
+	}
+	if applied == 0 && len(unserved) > 0 {
+		return unserved[0]
+	}
+	for _, err := range unserved {
+		fmt.Fprintf(os.Stderr, "podtrace: skipping %v\n", err)
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Resu
 		mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) {
 			unserved.Errors = append(unserved.Errors, fmt.Errorf(
-				"resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q\nensure CRDs are installed first",
+				"resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q; ensure CRDs are installed first",
 				o.GetName(), o.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String()))
 			continue
 		}
@@ -339,7 +339,7 @@ func CheckKinds(objs []Object, source string) error {
 		if scheme.Scheme.Recognizes(gvk) || defined[gvk.GroupKind()] || gvk.Kind == "CustomResourceDefinition" {
 			continue
 		}
-		return fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q\nensure CRDs are installed first",
+		return fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q; ensure CRDs are installed first",
 			o.GetName(), o.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String())
 	}
 	return nil

@@ -113,7 +113,7 @@ func TestApplyLeavesOutUnservedKinds(t *testing.T) {
 		t.Fatalf("error %v, want one unserved kind", err)
 	}
 	want := `resource mapping not found for name: "w" namespace: "" from "f.yaml": no matches for kind "Widget" in version "example.com/v1"` +
-		"\nensure CRDs are installed first"
+		"; ensure CRDs are installed first"
 	if unserved.Errors[0].Error() != want {
 		t.Errorf("got %q, want %q", unserved.Errors[0], want)
 	}
