@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime/containerd"
 	"github.com/podtrace/podtrace/engine/logs"
@@ -22,6 +23,7 @@ import (
 type clusterFlags struct {
 	dataDir       string
 	etcdEndpoints string
+	etcdTLS       etcd.TLSFiles
 	nodes         string
 	speed         float64
 	seed          int64
@@ -58,6 +60,9 @@ func (f *faultList) Set(s string) error {
 func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep the cluster in `DIR` across restarts (default: a temporary directory)")
 	fs.StringVar(&c.etcdEndpoints, "etcd-endpoints", "", "use an external etcd at these comma-separated `URLs`")
+	fs.StringVar(&c.etcdTLS.CAFile, "etcd-cafile", "", "verify the external etcd's certificate with this CA `FILE`")
+	fs.StringVar(&c.etcdTLS.CertFile, "etcd-certfile", "", "client certificate `FILE` for the external etcd")
+	fs.StringVar(&c.etcdTLS.KeyFile, "etcd-keyfile", "", "client key `FILE` for the external etcd")
 	fs.StringVar(&c.nodes, "nodes", strconv.Itoa(defaultNodes), "number of nodes `N`, or a nodes YAML file")
 	fs.Float64Var(&c.speed, "speed", 1, "engine clock speed (2 = twice real time)")
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
@@ -105,7 +110,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	if c.etcdEndpoints != "" {
 		endpoints = strings.Split(c.etcdEndpoints, ",")
 	}
-	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, Nodes: specs, Speed: c.speed, Seed: c.seed}
+	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, EtcdTLS: c.etcdTLS, Nodes: specs, Speed: c.speed, Seed: c.seed}
 	closeHost, err := c.realRuntime(ctx, dir, specs, &cfg)
 	if err != nil {
 		closeLog()

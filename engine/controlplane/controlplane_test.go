@@ -2,12 +2,16 @@ package controlplane_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -176,5 +180,30 @@ func TestDeploymentStagesThroughUpstream(t *testing.T) {
 		if b := seen[stages.Bind]; b.Message != fmt.Sprintf("Successfully assigned default/%s to node-1", p.Name) {
 			t.Errorf("pod %s bind message %q", p.Name, b.Message)
 		}
+	}
+}
+
+// The embedded etcd's client port speaks only mutual TLS: a client that
+// trusts the CA but has no certificate of the cluster's is refused.
+func TestEmbeddedEtcdDemandsClientCertificates(t *testing.T) {
+	ca, err := os.ReadFile(cp.PKI.Path(pki.CACertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	c, err := clientv3.New(clientv3.Config{Endpoints: cp.Etcd.Endpoints, DialTimeout: 2 * time.Second,
+		TLS: &tls.Config{RootCAs: pool}, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := c.Get(ctx, "/registry/secrets", clientv3.WithPrefix()); err == nil {
+		t.Fatal("read /registry/secrets from the embedded etcd without a client certificate")
+	}
+	if !strings.HasPrefix(cp.Etcd.Endpoints[0], "https://127.0.0.1:") {
+		t.Errorf("etcd endpoint %s, want https on loopback", cp.Etcd.Endpoints[0])
 	}
 }

@@ -107,4 +107,3 @@ func TestTokensRejectBadInput(t *testing.T) {
 		}
 	}
 }
-
