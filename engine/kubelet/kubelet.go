@@ -8,9 +8,11 @@ package kubelet
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +86,12 @@ type Config struct {
 	// NodeStatusReportFrequency is how often an unchanged node status is
 	// written anyway (5 min).
 	NodeStatusReportFrequency time.Duration
+	// ServingCert issues the TLS certificate of the kubelet's API server for
+	// the node's address. With it, Start serves pods' logs, exec, attach and
+	// port-forward on InternalIP and a free port, which the node advertises
+	// for kube-apiserver to reach; without it the node serves none and
+	// advertises port 10250.
+	ServingCert func(ip net.IP) (tls.Certificate, error)
 }
 
 // Kubelet runs one node.
@@ -114,6 +122,7 @@ type Kubelet struct {
 	// the informer, so late updates do not start them again.
 	terminated map[types.UID]struct{}
 	ctx        context.Context
+	apiPort    int32 // the kubelet API server's, set by Start
 }
 
 // New checks cfg, fills in defaults and returns a kubelet ready to Start.
@@ -228,6 +237,9 @@ func (k *Kubelet) Start(ctx context.Context) error {
 		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: k.client.CoreV1().Events("")})
 		k.recorder = b.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component, Host: k.cfg.NodeName})
 		go func() { <-ctx.Done(); b.Shutdown() }()
+	}
+	if err := k.serveAPI(ctx); err != nil {
+		return err
 	}
 	k.status.Start(ctx, k.cfg.StatusWorkers)
 	go func() {

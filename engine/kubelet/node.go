@@ -80,7 +80,7 @@ func (k *Kubelet) nodeStatus(old *v1.Node) v1.NodeStatus {
 			{Type: v1.NodeInternalIP, Address: k.cfg.InternalIP},
 			{Type: v1.NodeHostName, Address: k.cfg.NodeName},
 		},
-		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10250}},
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: k.APIPort()}},
 		NodeInfo: v1.NodeSystemInfo{
 			MachineID: k.cfg.NodeName, SystemUUID: k.cfg.NodeName, BootID: k.cfg.NodeName,
 			KernelVersion: "6.12.0-podtrace", OSImage: "podtrace simulated node",

@@ -156,6 +156,22 @@ func (b *Bundle) IssueClient(cn string, orgs []string) (certPEM, keyPEM []byte, 
 	return b.issue(pkix.Name{CommonName: cn, Organization: orgs}, x509.ExtKeyUsageClientAuth, nil, nil)
 }
 
+// IssueKubeletServing signs a serving certificate for the kubelet API
+// server of node, as a kubelet's serving CSR asks for it: subject
+// system:node:<node> in system:nodes, the node name and ips as its names.
+// It is kept in memory only.
+func (b *Bundle) IssueKubeletServing(node string, ips ...net.IP) (tls.Certificate, error) {
+	if node == "" {
+		return tls.Certificate{}, errors.New("issue kubelet serving cert: empty node name")
+	}
+	certPEM, keyPEM, err := b.issue(pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+		x509.ExtKeyUsageServerAuth, []string{node}, ips)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
+
 func (b *Bundle) ensureCA() error {
 	certPath, keyPath := b.Path(CACertFile), b.Path(CAKeyFile)
 	certPEM, certErr := os.ReadFile(certPath)
