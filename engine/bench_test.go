@@ -2,13 +2,12 @@ package engine_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,18 +30,36 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// BenchmarkDeploymentReady runs a 10,000-replica Deployment on 500 nodes with
-// a zero-latency runtime until every pod is Ready, and compares its pods/s
-// with raw etcd Put throughput (64 writers, same fsync setting, same run)
-// divided by the etcd writes each pod cost. It also reports peak RSS.
-// BENCH_PODS and BENCH_NODES shrink it. Run with -benchtime=1x.
+// BenchmarkDeploymentReady runs a 1,000-replica Deployment on 100 nodes
+// with a zero-latency runtime until every pod is Ready, twice in one
+// process: on the upstream control plane with podtrace's seams, then on the
+// same components without them. It reports each run's pods/s and process
+// CPU per pod, their ratio (the seams' cost), and the peak RSS.
+// BENCH_PODS and BENCH_NODES change the size. Run with -benchtime=1x.
 func BenchmarkDeploymentReady(b *testing.B) {
 	logs.To(io.Discard)
-	pods, nodeCount := envInt("BENCH_PODS", 10000), envInt("BENCH_NODES", 500)
+	pods, nodeCount := envInt("BENCH_PODS", 1000), envInt("BENCH_NODES", 100)
+	for i := 0; i < b.N; i++ {
+		hooked := deploymentRun(b, pods, nodeCount, false)
+		plain := deploymentRun(b, pods, nodeCount, true)
+		b.ReportMetric(hooked.podsPerSec, "pods/s")
+		b.ReportMetric(plain.podsPerSec, "plain-pods/s")
+		b.ReportMetric(hooked.cpuPerPod*1000, "cpu-ms/pod")
+		b.ReportMetric(plain.cpuPerPod*1000, "plain-cpu-ms/pod")
+		b.ReportMetric(hooked.cpuPerPod/plain.cpuPerPod, "cpu-ratio")
+		b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+	}
+}
+
+type runResult struct{ podsPerSec, cpuPerPod float64 }
+
+// deploymentRun starts a cluster, waits for its nodes, and times one
+// Deployment from create to every replica Ready.
+func deploymentRun(b *testing.B, pods, nodeCount int, plain bool) runResult {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e, err := engine.Start(ctx, engine.Config{DataDir: b.TempDir(), Nodes: nodes.Defaults(nodeCount), Speed: 1, Seed: 1,
-		UnsafeNoFsync: os.Getenv("BENCH_NOFSYNC") != "",
+		UnsafeNoFsync: true, PlainControlPlane: plain,
 		NewRuntime: func(node string, clk *clock.Clock, seed int64) runtime.Runtime {
 			return sim.New(sim.Config{Clock: clk, Latency: &sim.ZeroLatency, Seed: seed, Node: node})
 		}})
@@ -52,45 +69,67 @@ func BenchmarkDeploymentReady(b *testing.B) {
 	defer e.Close()
 	admin := e.AdminClient()
 	waitNodes(b, e, nodeCount)
-	for i := 0; i < b.N; i++ {
-		name := fmt.Sprintf("bench-%d", i)
-		// The raw-Put baseline is measured in this process with the nodes up
-		// and before the pods: after them, the heap sits near the engine's
-		// soft memory limit and the GC would slow the baseline too, which
-		// would flatter the ratio.
-		putsPerSec := rawPuts(b, e, 20000)
-		before := etcdRev(b, e)
-		start := time.Now()
-		if _, err := admin.AppsV1().Deployments("default").Create(ctx, deployment(name, int32(pods)), metav1.CreateOptions{}); err != nil {
+	cpu0, start := cpuSeconds(), time.Now()
+	if _, err := admin.AppsV1().Deployments("default").Create(ctx, deployment("bench", int32(pods)), metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	// As `kubectl rollout status` does, follow the Deployment's status
+	// rather than list the pods again and again.
+	for ready := int32(0); ready < int32(pods); {
+		time.Sleep(50 * time.Millisecond)
+		d, err := admin.AppsV1().Deployments("default").Get(ctx, "bench", metav1.GetOptions{})
+		if err != nil {
 			b.Fatal(err)
 		}
-		// As `kubectl rollout status` does, follow the Deployment's status
-		// rather than list 10,000 pods again and again: the benchmark must
-		// not be a big part of the load it measures.
-		for ready := int32(0); ready < int32(pods); {
-			time.Sleep(50 * time.Millisecond)
-			d, err := admin.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ready = d.Status.ReadyReplicas
-			if time.Since(start) > 20*time.Minute {
-				b.Fatalf("only %d of %d pods Ready after 20 minutes", ready, pods)
-			}
+		ready = d.Status.ReadyReplicas
+		if time.Since(start) > 10*time.Minute {
+			b.Fatalf("only %d of %d pods Ready after 10 minutes", ready, pods)
 		}
-		elapsed := time.Since(start)
-		if n := readyPods(b, admin, name); n != pods {
-			b.Fatalf("the Deployment says %d pods are ready, the pods say %d", pods, n)
-		}
-		writes := float64(etcdRev(b, e)-before) / float64(pods)
-		podsPerSec := float64(pods) / elapsed.Seconds()
-		b.ReportMetric(elapsed.Seconds(), "s-to-ready")
-		b.ReportMetric(podsPerSec, "pods/s")
-		b.ReportMetric(writes, "etcd-writes/pod")
-		b.ReportMetric(putsPerSec, "etcd-puts/s")
-		b.ReportMetric(podsPerSec/(putsPerSec/writes), "ratio")
-		b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
 	}
+	elapsed, cpu := time.Since(start), cpuSeconds()-cpu0
+	if n := readyPods(b, admin, "bench"); n != pods {
+		b.Fatalf("the Deployment says %d pods are ready, the pods say %d", pods, n)
+	}
+	return runResult{podsPerSec: float64(pods) / elapsed.Seconds(), cpuPerPod: cpu / float64(pods)}
+}
+
+// BenchmarkStart times engine.Start (etcd, kube-apiserver ready,
+// kube-controller-manager and kube-scheduler running, the default service
+// account in place) and then 3 nodes Ready, on a fresh data dir.
+func BenchmarkStart(b *testing.B) {
+	logs.To(io.Discard)
+	var apiReady, nodesReady []float64
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		start := time.Now()
+		e, err := engine.Start(ctx, engine.Config{DataDir: b.TempDir(), Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
+		if err != nil {
+			cancel()
+			b.Fatal(err)
+		}
+		apiReady = append(apiReady, time.Since(start).Seconds())
+		waitNodes(b, e, 3)
+		nodesReady = append(nodesReady, time.Since(start).Seconds())
+		cancel()
+		e.Close()
+	}
+	b.ReportMetric(median(apiReady), "s-to-control-plane")
+	b.ReportMetric(median(nodesReady), "s-to-3-nodes-Ready")
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// cpuSeconds is the process's user and system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // readyPods counts the Deployment's pods whose Ready condition is True.
@@ -137,35 +176,6 @@ func waitNodes(b testing.TB, e *engine.Engine, n int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	b.Fatalf("nodes not Ready")
-}
-
-func etcdRev(b *testing.B, e *engine.Engine) int64 {
-	resp, err := e.Etcd.Client.Get(context.Background(), "/bench/rev")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return resp.Header.Revision
-}
-
-// rawPuts measures etcd Put throughput with 64 writers of pod-sized values.
-func rawPuts(b *testing.B, e *engine.Engine, n int) float64 {
-	value := strings.Repeat("x", 1500)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := 0; w < 64; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := next.Add(1); j <= int64(n); j = next.Add(1) {
-				if _, err := e.Etcd.Client.Put(context.Background(), fmt.Sprintf("/bench/raw/%d", j), value); err != nil {
-					panic(err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(n) / time.Since(start).Seconds()
 }
 
 // peakRSSMiB reads the process's peak resident set size (VmHWM).

@@ -48,6 +48,10 @@ type Config struct {
 	// RuntimeName prefixes container IDs in pod status ("containerd://");
 	// the kubelet's default when empty.
 	RuntimeName string
+	// PlainControlPlane runs the upstream components without podtrace's
+	// seams (no API or scheduling stages, faults or breakpoints there): the
+	// baseline that measures what the seams cost.
+	PlainControlPlane bool
 	// MemoryLimit is the Go runtime's soft memory limit in bytes while the
 	// engine runs (the process's, so set once per process): 0 means
 	// DefaultMemoryLimit, negative leaves it alone; GOMEMLIMIT, when set,
@@ -82,12 +86,16 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	for i, n := range cfg.Nodes {
 		names[i] = n.Name
 	}
+	controlPlaneTracer := e.Tracer
+	if cfg.PlainControlPlane {
+		controlPlaneTracer = nil
+	}
 	users := make([]identity.User, len(names))
 	for i, n := range names {
 		users[i] = identity.NodeUser(n)
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
-		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: e.Tracer, Users: users})
+		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer, Users: users})
 	if err != nil {
 		e.cancel()
 		e.restoreMemLimit()
