@@ -14,11 +14,11 @@ import (
 // check, the workload controllers, CRDs and the whole API surface.
 func TestWhatOnlyTheRealControlPlaneDoes(t *testing.T) {
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
-		t.Run("pvc-missing", func(t *testing.T) { testMissingPVCStaysPending(t, k, "claims-"+suffix) })
-		t.Run("impersonation", func(t *testing.T) { testImpersonation(t, k) })
-		t.Run("escalation", func(t *testing.T) { testEscalation(t, k, "esc-"+suffix) })
-		t.Run("workloads", func(t *testing.T) { testWorkloads(t, c, k, suffix) })
-		t.Run("crd", func(t *testing.T) { testCRD(t, k, suffix) })
+		testMissingPVCStaysPending(t, k, "claims-"+suffix)
+		testImpersonation(t, k)
+		testEscalation(t, k, "esc-"+suffix)
+		testWorkloads(t, c, k, suffix)
+		testCRD(t, k, suffix)
 	})
 }
 
@@ -48,9 +48,9 @@ spec:
 }
 
 func testImpersonation(t *testing.T, k *kubectl) {
-	if out := k.ok("auth", "whoami", "--as=viewer", "-o", "jsonpath={.status.userInfo.username}"); out != "viewer" {
-		t.Errorf("whoami --as=viewer = %q", out)
-	}
+	// The viewer may read the default namespace (kubectl 1.27's auth whoami
+	// asks for a selfsubjectreviews version 1.36 no longer serves).
+	k.ok("get", "pods", "--as=viewer")
 	errOut := k.fails("create", "configmap", "as-viewer", "--as=viewer")
 	want := `configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "default"`
 	if !strings.Contains(errOut, want) {
