@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the Kubernetes conformance suite (test/e2e, [Conformance] specs) of the
+# pinned release against `podtrace serve`. Not part of CI: building e2e.test
+# and running the suite takes hours on 2 cores.
+#
+#   hack/conformance.sh [extra e2e.test flags...]
+#
+# Environment: WORK (default /tmp/podtrace-conformance) holds the build, the
+# cluster's data dir and the report; FOCUS and SKIP override the ginkgo regexps.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${WORK:-/tmp/podtrace-conformance}
+k8s=$(cd "$repo" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+mkdir -p "$work/build"
+
+# e2e.test is built in a module of its own that requires the same release,
+# so its test-only dependencies (ginkgo, gomega) stay out of podtrace's go.mod.
+if [ ! -x "$work/e2e.test" ]; then
+  cd "$work/build"
+  [ -f go.mod ] || go mod init podtrace.dev/conformance >/dev/null 2>&1
+  grep '^replace k8s.io/' "$repo/go.mod" >> go.mod
+  go get "k8s.io/kubernetes@$k8s" >/dev/null
+  go mod tidy >/dev/null 2>&1 || true
+  echo "building e2e.test of k8s.io/kubernetes $k8s ..."
+  go test -c -o "$work/e2e.test" k8s.io/kubernetes/test/e2e
+fi
+
+cd "$repo"
+go build -o "$work/podtrace" ./cmd/podtrace
+rm -rf "$work/cluster"
+"$work/podtrace" serve --data-dir "$work/cluster" --nodes 3 >"$work/serve.log" 2>&1 &
+serve=$!
+trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null' EXIT
+for _ in $(seq 120); do
+  [ -f "$work/cluster/kubeconfig" ] && grep -q KUBECONFIG "$work/serve.log" && break
+  sleep 1
+done
+
+# Specs that need a real container image, exec into a container or pod
+# networking cannot pass on the simulated runtime; the README lists them.
+focus=${FOCUS:-'\[Conformance\]'}
+skip=${SKIP:-'\[Serial\]|\[Disruptive\]'}
+mkdir -p "$work/report"
+"$work/e2e.test" --kubeconfig="$work/cluster/kubeconfig" --provider=skeleton \
+  --ginkgo.focus="$focus" --ginkgo.skip="$skip" --ginkgo.no-color \
+  --report-dir="$work/report" "$@" 2>&1 | tee "$work/e2e.log"
