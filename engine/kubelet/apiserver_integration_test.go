@@ -2,9 +2,7 @@ package kubelet_test
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,7 +30,7 @@ func TestIntegrationKubeletAPIThroughAPIServer(t *testing.T) {
 	k, err := kubelet.New(kubelet.Config{
 		Client:   env.ClientFor(t, "system:node:node-1", "system:nodes"),
 		NodeName: "node-1", Clock: env.Clock, Tracer: env.Tracer, PodCIDR: "10.244.1.0/24", Seed: 7,
-		ServingCert: func(ip net.IP) (tls.Certificate, error) { return env.PKI.IssueKubeletServing("node-1", ip) },
+		ServingCert: env.PKI.KubeletServingCert("node-1"),
 	})
 	if err != nil {
 		t.Fatal(err)

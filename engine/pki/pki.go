@@ -172,6 +172,12 @@ func (b *Bundle) IssueKubeletServing(node string, ips ...net.IP) (tls.Certificat
 	return tls.X509KeyPair(certPEM, keyPEM)
 }
 
+// KubeletServingCert is IssueKubeletServing for node, in the form
+// kubelet.Config's ServingCert takes.
+func (b *Bundle) KubeletServingCert(node string) func(ip net.IP) (tls.Certificate, error) {
+	return func(ip net.IP) (tls.Certificate, error) { return b.IssueKubeletServing(node, ip) }
+}
+
 func (b *Bundle) ensureCA() error {
 	certPath, keyPath := b.Path(CACertFile), b.Path(CAKeyFile)
 	certPEM, certErr := os.ReadFile(certPath)
