@@ -107,7 +107,8 @@ func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 // Addr is the host:port the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server and its open connections (streams included).
+// Close stops the server and its open connections; upgraded ones (exec,
+// attach and port-forward streams) end with the context Start was given.
 func (s *Server) Close() {
 	_ = s.srv.Close()
 	<-s.done
