@@ -141,6 +141,9 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 			kc.Network = cfg.NewNetwork(n.Name)
 		}
 		kc.RuntimeName = cfg.RuntimeName
+		// Each kubelet serves the kubelet API (logs, exec, attach,
+		// port-forward) that kube-apiserver proxies to.
+		kc.ServingCert = e.PKI.KubeletServingCert(n.Name)
 		k, err := kubelet.New(kc)
 		if err != nil {
 			return fmt.Errorf("kubelet %s: %w", n.Name, err)
