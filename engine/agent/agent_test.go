@@ -48,13 +48,12 @@ func TestAgentRunsBoundPods(t *testing.T) {
 	if got := node.Status.Allocatable.Cpu().String(); got != nodes.DefaultCPU {
 		t.Errorf("node-2 allocatable cpu %s, want %s", got, nodes.DefaultCPU)
 	}
-	// What kube-controller-manager's root-ca-cert-publisher does; the pod's
-	// service account volume needs it (the bare control plane has no controllers).
-	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: "default"},
-		Data: map[string]string{"ca.crt": "test"}}
-	if _, err := admin.CoreV1().ConfigMaps("default").Create(ctx, ca, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// kube-controller-manager's root-ca-cert-publisher gives the namespace
+	// kube-root-ca.crt, which the pod's service account volume needs.
+	enginetest.WaitFor(t, 30*time.Second, "kube-root-ca.crt in default", func() bool {
+		_, err := admin.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		return err == nil
+	})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
 		Spec: corev1.PodSpec{NodeName: "node-2", Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
 	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {

@@ -360,17 +360,19 @@ func TestAttachShowsRetries(t *testing.T) {
 		}
 		e.Tracer.Faults.Add(fault)
 	}
+	// attach names a pod that exists (kubectl's NotFound otherwise); what
+	// happened before it started is rebuilt from the pod and its Events.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
+	if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	col := &collector{}
 	w, err := attach.New(attach.Config{Client: e.AdminClient(), Namespace: "default", Target: attach.Target{Kind: stages.KindPod, Name: "flaky"}, Emitter: col})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: "default"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
-	if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	enginetest.WaitFor(t, 60*time.Second, "flaky Ready", func() bool {

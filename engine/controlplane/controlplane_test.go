@@ -26,6 +26,7 @@ import (
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/version"
 )
 
 // One control plane for the package: starting kube-apiserver costs seconds.
@@ -205,5 +206,16 @@ func TestEmbeddedEtcdDemandsClientCertificates(t *testing.T) {
 	}
 	if !strings.HasPrefix(cp.Etcd.Endpoints[0], "https://127.0.0.1:") {
 		t.Errorf("etcd endpoint %s, want https on loopback", cp.Etcd.Endpoints[0])
+	}
+}
+
+// /version names the pinned release, as kubectl version shows it.
+func TestVersionIsThePinnedRelease(t *testing.T) {
+	v, err := admin(t).Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GitVersion != version.Kubernetes || v.Major != "1" || v.Minor != "36" {
+		t.Errorf("/version = %s %s.%s, want %s", v.GitVersion, v.Major, v.Minor, version.Kubernetes)
 	}
 }

@@ -11,13 +11,16 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/wait"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	basecompatibility "k8s.io/component-base/compatibility"
 
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	"github.com/podtrace/podtrace/engine/etcd"
+	"github.com/podtrace/podtrace/version"
 )
 
 // APIServerHooks are podtrace's seams in kube-apiserver. Register runs on
@@ -140,6 +143,8 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 		ln.Close()
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
+	agg := &config.Aggregator.GenericConfig.Config
+	agg.EffectiveVersion = releaseVersion{agg.EffectiveVersion}
 	if cfg.Hooks != nil {
 		cfg.Hooks.Install(config)
 	}
@@ -189,4 +194,22 @@ func (s *APIServer) waitReady(ctx context.Context) error {
 		return fmt.Errorf("%w (last /readyz: %s)", err, last)
 	}
 	return err
+}
+
+// releaseVersion reports the pinned release in /version when the binary was
+// built without Kubernetes' version ldflags (go run, go test): upstream's
+// own builds set k8s.io/component-base/version's git fields with
+// -ldflags -X, and without them /version would say v0.0.0-master.
+type releaseVersion struct {
+	basecompatibility.EffectiveVersion
+}
+
+// Info implements basecompatibility.EffectiveVersion.
+func (v releaseVersion) Info() *apimachineryversion.Info {
+	info := v.EffectiveVersion.Info()
+	if info != nil && strings.HasPrefix(info.GitVersion, "v0.0.0") {
+		info.GitVersion = version.Kubernetes
+		info.GitCommit, info.GitTreeState = "", ""
+	}
+	return info
 }
