@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/stages"
@@ -15,36 +14,47 @@ import (
 // NodeNotReady is the kubelet-stage variant that takes a whole node down.
 const NodeNotReady = "node-not-ready"
 
-// notReadyTaint is what the node lifecycle controller puts on a NotReady node.
-var notReadyTaint = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
-
 // WatchNodeFaults keeps nodes in step with kubelet:fail:node-not-ready
 // faults until ctx ends: a node in such a fault's scope (a node scope, or
-// every node) reports Ready=False and gets the node.kubernetes.io/not-ready
-// NoSchedule taint, as the node lifecycle controller would add; removing the
-// fault makes it Ready again and removes the taint.
+// every node) reports Ready=False, and kube-controller-manager's node
+// lifecycle controller taints it node.kubernetes.io/not-ready, as it would
+// any node whose kubelet says so; removing the fault makes it Ready again.
 func WatchNodeFaults(ctx context.Context, e *engine.Engine) {
-	pending := map[string]bool{} // nodes whose taint write failed: tried again every second
 	for {
 		changed := e.Tracer.Faults.Changed()
-		pending = syncNodeFaults(ctx, e, pending)
+		syncNodeFaults(e)
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
-		case <-time.After(time.Second):
 		}
 	}
 }
 
-// SyncNodeFaults applies the active node-not-ready faults once.
-func SyncNodeFaults(ctx context.Context, e *engine.Engine) { syncNodeFaults(ctx, e, nil) }
+// SyncNodeFaults applies the active node-not-ready faults once and waits
+// (up to a minute) until the node lifecycle controller has tainted or
+// untainted the nodes accordingly, so what is applied next meets the
+// cluster as described.
+func SyncNodeFaults(ctx context.Context, e *engine.Engine) {
+	want := syncNodeFaults(e)
+	deadline := time.Now().Add(time.Minute)
+	for node, notReady := range want {
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			n, err := e.AdminClient().CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err == nil && hasNotReadyTaint(n) == notReady {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
 
-// syncNodeFaults brings each node's readiness and taint in line with the
-// faults; it returns the nodes whose taint could not be written.
-func syncNodeFaults(ctx context.Context, e *engine.Engine, pending map[string]bool) map[string]bool {
+// syncNodeFaults brings each kubelet's readiness in line with the faults and
+// returns, for every node whose readiness it changed, whether it is now
+// NotReady.
+func syncNodeFaults(e *engine.Engine) map[string]bool {
 	faults := e.Tracer.Faults.List()
-	failed := map[string]bool{}
+	changed := map[string]bool{}
 	for _, k := range e.Kubelets {
 		want := false
 		for _, f := range faults {
@@ -53,48 +63,19 @@ func syncNodeFaults(ctx context.Context, e *engine.Engine, pending map[string]bo
 				want = true
 			}
 		}
-		if k.NotReady() == want && !pending[k.NodeName()] {
-			continue
+		if k.NotReady() != want {
+			k.SetNotReady(want)
+			changed[k.NodeName()] = want
 		}
-		// The taint first: the kubelet's status write that follows must not
-		// race with this update of the same Node.
-		if err := setNotReadyTaint(ctx, e, k.NodeName(), want); err != nil {
-			failed[k.NodeName()] = true
-		}
-		k.SetNotReady(want)
 	}
-	return failed
+	return changed
 }
 
-func setNotReadyTaint(ctx context.Context, e *engine.Engine, node string, present bool) error {
-	nodes := e.AdminClient().CoreV1().Nodes()
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return err
+func hasNotReadyTaint(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady && t.Effect == corev1.TaintEffectNoSchedule {
+			return true
 		}
-		var taints []corev1.Taint
-		has := false
-		for _, t := range n.Spec.Taints {
-			if t.Key == notReadyTaint.Key && t.Effect == notReadyTaint.Effect {
-				has = true
-				if !present {
-					continue
-				}
-			}
-			taints = append(taints, t)
-		}
-		if has == present {
-			return nil
-		}
-		if present {
-			t := notReadyTaint
-			now := metav1.NewTime(e.Clock.Now())
-			t.TimeAdded = &now
-			taints = append(taints, t)
-		}
-		n.Spec.Taints = taints
-		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
-		return err
-	})
+	}
+	return false
 }
