@@ -20,11 +20,16 @@ func TestAttach(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"attach", name}, "If you don't see a command prompt, try pressing enter.\nerror: " + unimplemented},
+			// kubectl 1.30+ speaks websocket v5 to kube-apiserver, which
+			// translates to the kubelet's SPDY and may wrap the kubelet's
+			// internal error once more ("Internal error occurred: Internal
+			// error occurred: ..."): the checks take the kubelet's part.
+			{[]string{"attach", name}, "If you don't see a command prompt, try pressing enter.\nerror: Internal error occurred: "},
+			{[]string{"attach", name}, unimplemented},
 			// kubectl run falls back to the pod's log and waits for the pod
 			// to end, up to --pod-running-timeout.
 			{[]string{"run", "-i", "--restart=Never", "--pod-running-timeout=5s", "--image=busybox", "run-" + name, "--", "sleep", "infinity"},
-				"warning: couldn't attach to pod/run-" + name + ", falling back to streaming logs: " + unimplemented},
+				"warning: couldn't attach to pod/run-" + name + ", falling back to streaming logs: Internal error occurred: "},
 			{[]string{"attach", name, "-c", "nope"}, "error: cannot attach to the container: container nope not found in pod " + name},
 			{[]string{"attach", "missing-" + suffix},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},

@@ -14,7 +14,7 @@ func TestExec(t *testing.T) {
 		name := "exec-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
-		// A pod bound to a node no kubelet runs: that node answers 404.
+		// A pod bound to a Node no kubelet runs, which advertises no address.
 		ghost := "ghost-" + suffix
 		k.ok("apply", "-f", k.writeFile(ghost+".yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+ghost+"\n"))
 		k.ok("run", ghost, "--image=busybox", "--overrides", `{"spec":{"nodeName":"`+ghost+`"}}`, "--", "sleep", "infinity")
@@ -22,11 +22,15 @@ func TestExec(t *testing.T) {
 			args []string
 			want string
 		}{
+			// kubectl 1.30+ speaks websocket v5 to kube-apiserver, which
+			// translates to the kubelet's SPDY and wraps the kubelet's
+			// internal error in its own once more.
 			{[]string{"exec", name, "--", "echo", "hi"},
-				"error: Internal error occurred: error executing command in container: rpc error: code = Unimplemented desc = method Exec not implemented"},
+				"Internal error occurred: error executing command in container: rpc error: code = Unimplemented desc = method Exec not implemented"},
 			{[]string{"exec", "-i", name, "-c", "nope", "--", "cat"},
 				"Error from server (BadRequest): container nope is not valid for pod " + name},
-			{[]string{"exec", ghost, "--", "echo", "hi"}, "error: unable to upgrade connection: pod does not exist"},
+			// A Node without addresses: kube-apiserver cannot reach its kubelet.
+			{[]string{"exec", ghost, "--", "echo", "hi"}, "Error from server: no preferred addresses found; known addresses: []"},
 			{[]string{"exec", "missing-" + suffix, "--", "echo", "hi"},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
 			{[]string{"--context", "podtrace-viewer", "exec", name, "--", "echo", "hi"},

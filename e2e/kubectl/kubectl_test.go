@@ -213,7 +213,9 @@ func testGet(t *testing.T, k *kubectl, web string) {
 		t.Errorf("get events -o wide header = %q", got)
 	}
 	if !hasRow(rows, func(r []string) bool {
-		return len(r) >= 8 && r[2] == "Scheduled" && r[4] == "default-scheduler" && strings.HasPrefix(r[5], "Successfully assigned default/"+web+"-")
+		// SOURCE is kube-scheduler's reporting controller and instance
+		// ("default-scheduler, default-scheduler-<host>").
+		return len(r) >= 8 && r[2] == "Scheduled" && strings.HasPrefix(r[4], "default-scheduler") && strings.HasPrefix(r[5], "Successfully assigned default/"+web+"-")
 	}) {
 		t.Errorf("get events -o wide has no Scheduled row for %s:\n%q", web, rows)
 	}

@@ -38,7 +38,8 @@ func TestPortForward(t *testing.T) {
 			t.Errorf("read %q through the forward, want nothing", b)
 		}
 		conn.Close()
-		want := "error forwarding port 80 to pod " + name + ", uid " + uid +
+		// The kubelet names the pod by its full name, name_namespace.
+		want := "error forwarding port 80 to pod " + name + "_default, uid " + uid +
 			": rpc error: code = Unimplemented desc = method PortForward not implemented"
 		eventually(t, "the forward's error", 10*time.Second, func() (bool, string) {
 			got := s.errOut.String()

@@ -31,6 +31,7 @@ type record struct {
 	mu    sync.Mutex
 	h     *Hooks
 	verb  string
+	sub   string // "" or "scale"
 	ref   trace.Ref
 	body  []byte
 	agent string
@@ -73,7 +74,7 @@ func (h *Hooks) recordRequests(next http.Handler, resolver request.RequestInfoRe
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &record{h: h, verb: info.Verb, agent: r.UserAgent(), start: h.tr.Clock().Now(),
+		rec := &record{h: h, verb: info.Verb, sub: info.Subresource, agent: r.UserAgent(), start: h.tr.Clock().Now(),
 			ref: trace.Ref{Kind: kind, Namespace: info.Namespace, Name: info.Name}}
 		if rec.ref.Name == "" && r.Body != nil {
 			// Kept to name a create that is refused before it is decoded.

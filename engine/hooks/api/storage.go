@@ -19,6 +19,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/tools/cache"
 
+	"k8s.io/kubernetes/pkg/apis/apps"
 	core "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/podtrace/podtrace/engine/trace"
@@ -168,6 +169,11 @@ func (s *storageHook) persisted(rec *record, start time.Time, obj runtime.Object
 			e.Reason = string(st.Status().Reason)
 		}
 	}
+	if err == nil && rec.sub == "scale" {
+		if n, ok := replicas(obj); ok {
+			e.Reason, e.Message = "Scaled", fmt.Sprintf("spec.replicas set to %d", n)
+		}
+	}
 	rec.edit(&e)
 	s.h.tr.Emit(e)
 	if rec.controller == "" || rec.verb != "create" {
@@ -179,6 +185,19 @@ func (s *storageHook) persisted(rec *record, start time.Time, obj runtime.Object
 	}
 	rec.h.tr.Emit(rec.reconcileEvent(stages.Succeeded, now, "SuccessfulCreate",
 		fmt.Sprintf("Created %s: %s", lower(rec.ref.Kind), rec.ref.Name)))
+}
+
+// replicas reads spec.replicas of a scalable workload as stored.
+func replicas(obj runtime.Object) (int32, bool) {
+	switch o := obj.(type) {
+	case *apps.Deployment:
+		return o.Spec.Replicas, true
+	case *apps.ReplicaSet:
+		return o.Spec.Replicas, true
+	case *apps.StatefulSet:
+		return o.Spec.Replicas, true
+	}
+	return 0, false
 }
 
 // deleted reports an object leaving etcd: the delete stage, timed from the
