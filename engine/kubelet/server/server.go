@@ -177,21 +177,30 @@ func containerSpec(pod *v1.Pod, name string) *v1.Container {
 	return nil
 }
 
+// streamTarget reads what exec and attach share: the stream options, the
+// pod and the container; it has answered the request when ok is false.
+func (h handlers) streamTarget(w http.ResponseWriter, r *http.Request) (*remotecommand.Options, *v1.Pod, string, bool) {
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return nil, nil, "", false
+	}
+	pod, ok := h.pod(w, r)
+	if !ok {
+		return nil, nil, "", false
+	}
+	return opts, pod, r.PathValue("container"), true
+}
+
 // exec serves /exec as the kubelet's getExec and the CRI streaming server's
 // exec handler do: SPDY (v1–v4.channel.k8s.io) and websocket up to v4.
 // kube-apiserver translates kubectl's websocket v5 to SPDY itself, since
 // the node does not declare ExtendWebSocketsToKubelet.
 func (h handlers) exec(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
-	}
-	pod, ok := h.pod(w, r)
+	opts, pod, container, ok := h.streamTarget(w, r)
 	if !ok {
 		return
 	}
-	container := r.PathValue("container")
 	run, err := h.host.Exec(r.Context(), pod, container)
 	if err != nil {
 		_ = streaming.WriteError(err, w)
@@ -205,16 +214,10 @@ func (h handlers) exec(w http.ResponseWriter, r *http.Request) {
 // handler do; the terminal setting is the container spec's, not the
 // request's.
 func (h handlers) attach(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
-	}
-	pod, ok := h.pod(w, r)
+	opts, pod, container, ok := h.streamTarget(w, r)
 	if !ok {
 		return
 	}
-	container := r.PathValue("container")
 	run, err := h.host.Attach(r.Context(), pod, container)
 	if err != nil {
 		_ = streaming.WriteError(err, w)
