@@ -26,7 +26,7 @@ func testMissingPVCStaysPending(t *testing.T, k *kubectl, name string) {
 	k.apply(`apiVersion: v1
 kind: Pod
 metadata:
-  name: `+name+`
+  name: ` + name + `
 spec:
   containers:
   - name: c
@@ -76,27 +76,27 @@ func testWorkloads(t *testing.T, c *cluster, k *kubectl, suffix string) {
 	sts, ds, cj := "db-"+suffix, "agent-"+suffix, "tick-"+suffix
 	k.apply(`apiVersion: apps/v1
 kind: StatefulSet
-metadata: {name: `+sts+`}
+metadata: {name: ` + sts + `}
 spec:
   replicas: 2
-  serviceName: `+sts+`
-  selector: {matchLabels: {app: `+sts+`}}
+  serviceName: ` + sts + `
+  selector: {matchLabels: {app: ` + sts + `}}
   template:
-    metadata: {labels: {app: `+sts+`}}
+    metadata: {labels: {app: ` + sts + `}}
     spec: {containers: [{name: db, image: nginx:1.27}]}
 ---
 apiVersion: apps/v1
 kind: DaemonSet
-metadata: {name: `+ds+`}
+metadata: {name: ` + ds + `}
 spec:
-  selector: {matchLabels: {app: `+ds+`}}
+  selector: {matchLabels: {app: ` + ds + `}}
   template:
-    metadata: {labels: {app: `+ds+`}}
+    metadata: {labels: {app: ` + ds + `}}
     spec: {containers: [{name: agent, image: nginx:1.27}]}
 ---
 apiVersion: batch/v1
 kind: CronJob
-metadata: {name: `+cj+`}
+metadata: {name: ` + cj + `}
 spec:
   schedule: "* * * * *"
   jobTemplate:
@@ -130,9 +130,9 @@ func testCRD(t *testing.T, k *kubectl, suffix string) {
 	group := "v" + suffix + ".podtrace.dev"
 	k.apply(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: widgets.`+group+`}
+metadata: {name: widgets.` + group + `}
 spec:
-  group: `+group+`
+  group: ` + group + `
   scope: Namespaced
   names: {plural: widgets, singular: widget, kind: Widget}
   versions:
