@@ -274,25 +274,17 @@ func (cp *ControlPlane) AdminConfig() *rest.Config {
 		QPS:             -1, Timeout: 60 * time.Second}
 }
 
-func (cp *ControlPlane) apiDone() <-chan struct{} {
-	if cp.API == nil {
-		return nil
-	}
-	done := make(chan struct{})
-	go func() {
-		<-cp.API.Done()
-		close(done)
-	}()
-	return done
-}
-
 // Close stops the components and etcd and removes a temporary data dir.
 func (cp *ControlPlane) Close() error {
 	cp.once.Do(func() {
 		if cp.cancel != nil {
 			cp.cancel()
 		}
-		for _, done := range []<-chan struct{}{cp.kcmDone, cp.apiDone()} {
+		var apiDone <-chan struct{}
+		if cp.API != nil {
+			apiDone = cp.API.Done()
+		}
+		for _, done := range []<-chan struct{}{cp.kcmDone, apiDone} {
 			if done != nil {
 				select {
 				case <-done:

@@ -62,11 +62,16 @@ type APIServer struct {
 	// Loopback is the server's own privileged loopback client configuration.
 	Loopback *rest.Config
 
-	done chan error
+	done chan struct{}
+	err  error
 }
 
-// Done is closed with the server's error (nil after a clean stop) when it stops serving.
-func (s *APIServer) Done() <-chan error { return s.done }
+// Done is closed when the server stops serving; Err then says why (nil
+// after a clean stop).
+func (s *APIServer) Done() <-chan struct{} { return s.done }
+
+// Err is the error the server stopped with, once Done is closed.
+func (s *APIServer) Err() error { return s.err }
 
 // StartAPIServer builds kube-apiserver from its options as
 // cmd/kube-apiserver/app/testing.StartTestServer does (flags → Complete →
@@ -163,9 +168,9 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 		ln.Close()
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
-	srv := &APIServer{URL: "https://" + addr.String(), done: make(chan error, 1),
+	srv := &APIServer{URL: "https://" + addr.String(), done: make(chan struct{}),
 		Loopback: rest.CopyConfig(chain.GenericAPIServer.LoopbackClientConfig)}
-	go func() { srv.done <- prepared.Run(ctx); close(srv.done) }()
+	go func() { srv.err = prepared.Run(ctx); close(srv.done) }()
 	if err := srv.waitReady(ctx); err != nil {
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
@@ -181,8 +186,8 @@ func (s *APIServer) waitReady(ctx context.Context) error {
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-s.done:
-			return false, fmt.Errorf("stopped before ready: %w", err)
+		case <-s.done:
+			return false, fmt.Errorf("stopped before ready: %w", s.err)
 		default:
 		}
 		code := 0

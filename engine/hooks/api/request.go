@@ -23,6 +23,11 @@ const maxBody = 1 << 20
 
 var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
 
+// writeMethods are the HTTP methods of writes: every other request (reads,
+// lists, watches: most of the API server's traffic) passes through without
+// its request info being parsed a second time.
+var writeMethods = map[string]bool{http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true, http.MethodDelete: true}
+
 // record is one traced write as its API stages see it. It travels in the
 // request's context from the outermost handler to the storage call; the
 // handler chain may run the inner handler in another goroutine (the request
@@ -64,6 +69,10 @@ func recordFrom(ctx context.Context) *record {
 // resource a record and reports what the request did once it is answered.
 func (h *Hooks) recordRequests(next http.Handler, resolver request.RequestInfoResolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !writeMethods[r.Method] {
+			next.ServeHTTP(w, r)
+			return
+		}
 		info, err := resolver.NewRequestInfo(r)
 		if err != nil || !info.IsResourceRequest || !writeVerbs[info.Verb] || (info.Subresource != "" && info.Subresource != "scale") {
 			next.ServeHTTP(w, r)

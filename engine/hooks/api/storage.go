@@ -160,14 +160,7 @@ func (s *storageHook) persisted(rec *record, start time.Time, obj runtime.Object
 		Stage: stages.Persist, Status: stages.Succeeded, Component: Component, Attempt: 1,
 		DurationMs: float64(now.Sub(start).Microseconds()) / 1000}
 	if err != nil {
-		st := apierrors.APIStatus(nil)
-		if se, ok := err.(apierrors.APIStatus); ok {
-			st = se
-		}
-		e.Status, e.Message = stages.Failed, err.Error()
-		if st != nil {
-			e.Reason = string(st.Status().Reason)
-		}
+		e.Status, e.Reason, e.Message = stages.Failed, string(apierrors.ReasonForError(err)), err.Error()
 	}
 	if err == nil && rec.sub == "scale" {
 		if n, ok := replicas(obj); ok {
