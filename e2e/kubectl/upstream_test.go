@@ -127,6 +127,18 @@ spec:
 }
 
 func testCRD(t *testing.T, k *kubectl, suffix string) {
+	// kube-apiserver's own resources, which the hand-written server lacked.
+	served := map[string]bool{}
+	for _, row := range tableRows(k.ok("api-resources", "--no-headers")) {
+		served[row[0]] = true
+	}
+	for _, r := range []string{"persistentvolumeclaims", "persistentvolumes", "storageclasses", "statefulsets", "daemonsets",
+		"cronjobs", "customresourcedefinitions", "horizontalpodautoscalers", "poddisruptionbudgets", "ingresses",
+		"networkpolicies", "priorityclasses", "controllerrevisions"} {
+		if !served[r] {
+			t.Errorf("kubectl api-resources does not list %s", r)
+		}
+	}
 	group := "v" + suffix + ".podtrace.dev"
 	k.apply(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
