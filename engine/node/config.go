@@ -1,0 +1,77 @@
+package node
+
+import (
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeletoptions "k8s.io/kubernetes/cmd/kubelet/app/options"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
+)
+
+// kubeletServer returns the kubelet's flags and configuration for one node,
+// as kubemark's GetHollowKubeletConfig builds them (pkg/kubemark), with
+// podtrace's differences: the server listens on loopback, the node keeps
+// its labels, taints and pod capacity, and nothing reads host cgroups.
+func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) {
+	f := kubeletoptions.NewKubeletFlags()
+	f.RootDirectory = cfg.Dir
+	f.HostnameOverride = cfg.Spec.Name
+	f.MinimumGCAge = metav1.Duration{Duration: time.Minute}
+	f.MaxContainerCount = 100
+	f.MaxPerPodContainerCount = 2
+	f.NodeLabels = cfg.Spec.Labels
+
+	c, err := kubeletoptions.NewKubeletConfiguration()
+	if err != nil {
+		return nil, err
+	}
+	c.StaticPodURL = ""
+	c.StaticPodPath = filepath.Join(cfg.Dir, "manifests")
+	c.EnableServer = true
+	c.Address = "127.0.0.1"
+	c.Port = int32(port)
+	c.ReadOnlyPort = 0
+	c.HealthzPort = 0
+	c.FileCheckFrequency.Duration = 20 * time.Second
+	c.HTTPCheckFrequency.Duration = 20 * time.Second
+	c.NodeStatusUpdateFrequency.Duration = 10 * time.Second
+	c.NodeStatusReportFrequency.Duration = 5 * time.Minute
+	c.SyncFrequency.Duration = 10 * time.Second
+	c.EvictionPressureTransitionPeriod.Duration = 5 * time.Minute
+	// The simulated machine has no real memory or disk pressure to evict on.
+	c.EvictionHard = map[string]string{}
+	c.MaxPods = int32(cfg.Spec.Capacity.Pods().Value())
+	if c.MaxPods == 0 {
+		c.MaxPods = 110
+	}
+	c.ClusterDNS = []string{}
+	c.ClusterDomain = "cluster.local"
+	c.ImageGCHighThresholdPercent = 90
+	c.ImageGCLowThresholdPercent = 80
+	c.ProviderID = "podtrace://" + cfg.Spec.Name
+	c.VolumeStatsAggPeriod.Duration = time.Minute
+	c.CgroupRoot = ""
+	c.CPUCFSQuota = true
+	c.EnableControllerAttachDetach = false
+	c.EnableDebuggingHandlers = true
+	c.CgroupsPerQOS = false
+	c.EnforceNodeAllocatable = nil
+	c.HairpinMode = kubeletconfig.HairpinVeth
+	c.MaxOpenFiles = 1024
+	c.RegistryBurst = 10
+	c.RegistryPullQPS = 5.0
+	c.ResolverConfig = kubetypes.ResolvConfDefault
+	c.KubeletCgroups = ""
+	c.SystemCgroups = ""
+	c.SerializeImagePulls = true
+	c.ProtectKernelDefaults = false
+	c.RegisterWithTaints = cfg.Spec.Taints
+	c.RegisterNode = true
+	c.LocalStorageCapacityIsolation = true
+	c.PodLogsDir = filepath.Join(cfg.Dir, "pod-logs")
+	c.FailSwapOn = false
+	return &kubeletoptions.KubeletServer{KubeletFlags: *f, KubeletConfiguration: *c}, nil
+}

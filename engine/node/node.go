@@ -1,0 +1,200 @@
+// Package node runs real kubelets (k8s.io/kubernetes/cmd/kubelet/app) in
+// podtrace's process, one per node, the way kubemark's hollow node runs
+// them (pkg/kubemark): the kubelet's pod workers, status manager, prober,
+// volume manager, image manager and event recorder are upstream's; the
+// container runtime is whatever CRI RuntimeService and ImageManagerService
+// the caller gives (podtrace's simulated runtime or containerd's CRI,
+// usually behind podtrace's CRI interposer), and the parts that need root
+// on a real host (cgroups, mounts, OOM scores) are kubemark's stubs.
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/connrotation"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	"k8s.io/mount-utils"
+
+	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/kubelet"
+	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
+	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
+	"k8s.io/kubernetes/pkg/util/oom"
+	"k8s.io/kubernetes/pkg/volume"
+	"k8s.io/kubernetes/pkg/volume/configmap"
+	"k8s.io/kubernetes/pkg/volume/downwardapi"
+	"k8s.io/kubernetes/pkg/volume/emptydir"
+	"k8s.io/kubernetes/pkg/volume/projected"
+	"k8s.io/kubernetes/pkg/volume/secret"
+	"k8s.io/kubernetes/pkg/volume/util/hostutil"
+	"k8s.io/kubernetes/pkg/volume/util/subpath"
+
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+)
+
+// Config configures one node's kubelet.
+type Config struct {
+	// Spec is the node: name, capacity (cpu in whole cores, memory, pods,
+	// ephemeral-storage), labels and taints.
+	Spec nodes.Spec
+	// Dir is the kubelet's root directory (pods, volumes, plugins).
+	Dir string
+	// KubeConfig reaches the API server as system:node:<name>.
+	KubeConfig *rest.Config
+	// Runtime and Images are the container runtime the kubelet drives.
+	Runtime internalapi.RuntimeService
+	Images  internalapi.ImageManagerService
+	// ServingCert is the certificate of the kubelet's API server (logs,
+	// exec, attach, port-forward), for the node's addresses.
+	ServingCert tls.Certificate
+	// Tracker, when set, wraps the kubelet's pod startup latency tracker:
+	// it is told when the kubelet first sees each pod.
+	Tracker func(kubeletutil.PodStartupLatencyTracker) kubeletutil.PodStartupLatencyTracker
+	// OnEvent, when set, sees every Event the kubelet records, before the
+	// event correlator aggregates or drops any.
+	OnEvent func(*v1.Event)
+}
+
+// Node is a running kubelet.
+type Node struct {
+	// Name is the node's name.
+	Name string
+	// Port is where the kubelet's API server listens on 127.0.0.1; the Node
+	// object advertises it in status.daemonEndpoints.
+	Port int
+}
+
+// Start starts the node's kubelet and returns once it runs; it registers
+// its Node and syncs pods in the background until ctx ends.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	name := cfg.Spec.Name
+	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, "manifests"), filepath.Join(cfg.Dir, "pod-logs")} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("node %s: %w", name, err)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	server, err := kubeletServer(cfg, port)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	client, heartbeat, err := clients(ctx, cfg.KubeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	tracker := kubeletutil.NewPodStartupLatencyTracker()
+	if cfg.Tracker != nil {
+		tracker = cfg.Tracker(tracker)
+	}
+	deps := &kubelet.Dependencies{
+		KubeClient:                client,
+		HeartbeatClient:           heartbeat,
+		EventClient:               client.CoreV1(),
+		RemoteRuntimeService:      cfg.Runtime,
+		RemoteImageService:        cfg.Images,
+		CAdvisorInterface:         newMachine(name, cfg.Spec.Capacity),
+		ContainerManager:          newContainerManager(cfg.Spec.Capacity),
+		OSInterface:               &containertest.FakeOS{},
+		VolumePlugins:             volumePlugins(),
+		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
+		Mounter:                   &mount.FakeMounter{},
+		Subpather:                 &subpath.FakeSubpath{},
+		HostUtil:                  hostutil.NewFakeHostUtil(nil),
+		PodStartupLatencyTracker:  tracker,
+		NodeStartupLatencyTracker: kubeletutil.NewNodeStartupLatencyTracker(),
+		TracerProvider:            noopoteltrace.NewTracerProvider(),
+		TLSConfig:                 &tls.Config{Certificates: []tls.Certificate{cfg.ServingCert}, MinVersion: tls.VersionTLS12},
+		Recorder:                  recorder(ctx, cfg, client),
+	}
+	registering.Lock()
+	defer registering.Unlock()
+	if err := kubeletapp.RunKubelet(ctx, server, deps); err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	if err := releaseCollectors(ctx, nil); err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	return &Node{Name: name, Port: port}, nil
+}
+
+// recorder is the kubelet's event recorder as cmd/kubelet/app makes it,
+// writing Events as the node, plus cfg.OnEvent watching them.
+func recorder(ctx context.Context, cfg Config, client kubernetes.Interface) record.EventRecorderLogger {
+	b := record.NewBroadcaster(record.WithContext(ctx))
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	if cfg.OnEvent != nil {
+		b.StartEventWatcher(cfg.OnEvent)
+	}
+	return b.NewRecorder(legacyscheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.Spec.Name})
+}
+
+// clients returns the kubelet's API client and its heartbeat client (node
+// status and lease: a short timeout and no client-side rate limit), as
+// cmd/kubelet/app builds them. Not every loop of an in-process kubelet
+// stops with its context (some run until the process exits), so when ctx
+// ends the node closes its connections, as the kubelet does on certificate
+// rotation, and keeps closing any new one for a while: otherwise their
+// open watches hold kube-apiserver's shutdown until it times out.
+func clients(ctx context.Context, kc *rest.Config) (client, heartbeat kubernetes.Interface, err error) {
+	d := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	c := rest.CopyConfig(kc)
+	c.Dial = d.DialContext
+	hb := rest.CopyConfig(c)
+	hb.Timeout = 40 * time.Second // the node lease duration
+	hb.QPS = -1
+	if client, err = kubernetes.NewForConfig(c); err != nil {
+		return nil, nil, err
+	}
+	if heartbeat, err = kubernetes.NewForConfig(hb); err != nil {
+		return nil, nil, err
+	}
+	context.AfterFunc(ctx, func() { go closeFor(d, time.Minute) })
+	return client, heartbeat, nil
+}
+
+func closeFor(d *connrotation.Dialer, period time.Duration) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(period); time.Now().Before(end); <-tick.C {
+		d.CloseAll()
+	}
+}
+
+// volumePlugins are the volume types a simulated node mounts: the ones
+// that only write files under the kubelet's root directory.
+func volumePlugins() []volume.VolumePlugin {
+	var p []volume.VolumePlugin
+	p = append(p, emptydir.ProbeVolumePlugins()...)
+	p = append(p, secret.ProbeVolumePlugins()...)
+	p = append(p, configmap.ProbeVolumePlugins()...)
+	p = append(p, downwardapi.ProbeVolumePlugins()...)
+	p = append(p, projected.ProbeVolumePlugins()...)
+	return p
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	_, p, _ := net.SplitHostPort(l.Addr().String())
+	return strconv.Atoi(p)
+}

@@ -1,0 +1,120 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	critest "k8s.io/cri-api/pkg/apis/testing"
+
+	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/engine/identity"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/version"
+)
+
+var (
+	cp  *controlplane.ControlPlane
+	dir string
+)
+
+var names = []string{"node-1", "node-2", "node-3"}
+
+func TestMain(m *testing.M) {
+	var err error
+	dir, err = os.MkdirTemp("", "podtrace-node-")
+	if err != nil {
+		panic(err)
+	}
+	users := make([]identity.User, len(names))
+	for i, n := range names {
+		users[i] = identity.NodeUser(n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cp, err = controlplane.Start(ctx, controlplane.Config{DataDir: dir, UnsafeNoFsync: true, Users: users})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start control plane:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	cp.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestKubeletsRegisterAndRunPods(t *testing.T) {
+	ctx := t.Context()
+	for _, n := range names {
+		kc, err := cp.RestConfig(identity.NodeUser(n), "kubelet/"+version.Kubernetes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := critest.NewFakeRuntimeService()
+		rt.FakeStatus = &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+			{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true}}}
+		cert, err := cp.PKI.IssueKubeletServing(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := node.Start(ctx, node.Config{Spec: nodes.Spec{Name: n, Capacity: nodes.DefaultCapacity()},
+			Dir: filepath.Join(dir, "kubelet", n), KubeConfig: kc, Runtime: rt,
+			Images: critest.NewFakeImageService(), ServingCert: cert}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := kubernetes.NewForConfigOrDie(cp.AdminConfig())
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, n := range l.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready == len(names), nil
+	})
+	if err != nil {
+		t.Fatalf("nodes not Ready: %v", err)
+	}
+	n, err := admin.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Status.NodeInfo.KubeletVersion; got != version.Kubernetes {
+		t.Errorf("kubeletVersion = %q, want %q", got, version.Kubernetes)
+	}
+	if got := n.Status.Capacity.Cpu().String(); got != "4" {
+		t.Errorf("cpu capacity = %s, want 4", got)
+	}
+	t.Logf("addresses %v endpoint %v", n.Status.Addresses, n.Status.DaemonEndpoints)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "web", Image: "nginx:1.27"}}}}
+	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := admin.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Status.Phase == v1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("pod not Running: %v", err)
+	}
+}
