@@ -16,11 +16,13 @@ import (
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/etcd"
+	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/kubelet"
 	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/version"
 )
@@ -48,6 +50,11 @@ type Config struct {
 	// RuntimeName prefixes container IDs in pod status ("containerd://");
 	// the kubelet's default when empty.
 	RuntimeName string
+	// Kubelet picks the node agent: HandWrittenKubelet (the default for
+	// now) or UpstreamKubelet, the real kubelet on a CRI runtime.
+	Kubelet KubeletKind
+	// NewCRI builds a node's CRI runtime for the upstream kubelet.
+	NewCRI func(n nodes.Spec, e *Engine, seed int64) (CRI, error)
 	// PlainControlPlane runs the upstream components without podtrace's
 	// seams (no API or scheduling stages, faults or breakpoints there): the
 	// baseline that measures what the seams cost.
@@ -59,6 +66,18 @@ type Config struct {
 	MemoryLimit int64
 }
 
+// KubeletKind names a node agent.
+type KubeletKind string
+
+// The node agents.
+const (
+	// HandWrittenKubelet is podtrace's own kubelet (engine/kubelet).
+	HandWrittenKubelet KubeletKind = ""
+	// UpstreamKubelet is the real kubelet (k8s.io/kubernetes/cmd/kubelet)
+	// behind podtrace's CRI interposer (engine/node, engine/hooks/cri).
+	UpstreamKubelet KubeletKind = "upstream"
+)
+
 // Engine is a running cluster.
 type Engine struct {
 	*controlplane.ControlPlane
@@ -66,6 +85,10 @@ type Engine struct {
 	Hub      *trace.Hub
 	Tracer   *trace.Tracer
 	Kubelets []*kubelet.Kubelet
+	// Nodes are the upstream kubelets and CRIHooks their interposers, by
+	// node (Config.Kubelet UpstreamKubelet).
+	Nodes    []*node.Node
+	CRIHooks []*crihooks.Hooks
 
 	cancel          context.CancelFunc
 	restoreMemLimit func()
@@ -95,7 +118,8 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		users[i] = identity.NodeUser(n)
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
-		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer, Users: users})
+		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer, Users: users,
+		KubeletDial: node.Dial})
 	if err != nil {
 		e.cancel()
 		e.restoreMemLimit()
@@ -122,6 +146,9 @@ func (e *Engine) client(user identity.User, agent string) (kubernetes.Interface,
 const kubeletsPerEventBroadcaster = 4
 
 func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
+	if cfg.Kubelet == UpstreamKubelet {
+		return e.startNodes(ctx, cfg)
+	}
 	type starter interface{ Start(context.Context) error }
 	var all []starter
 	var c kubernetes.Interface

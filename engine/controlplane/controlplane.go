@@ -17,6 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -52,6 +53,9 @@ type Config struct {
 	// Users get bearer tokens in the static token file (the nodes'
 	// kubelets); any other identity gets a client certificate.
 	Users []identity.User
+	// KubeletDial is how kube-apiserver reaches the kubelets; a plain
+	// dialer when nil.
+	KubeletDial utilnet.DialFunc
 	// Controllers is kube-controller-manager's --controllers ("*" when empty).
 	Controllers string
 }
@@ -132,7 +136,8 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	}
 	api := upstream.APIServerConfig{Address: cfg.Address, EtcdServers: cp.Etcd.Endpoints, EtcdTLS: cp.Etcd.ClientTLS,
 		ServingCertFile: cp.PKI.Path(pki.ServingCertFile), ServingKeyFile: cp.PKI.Path(pki.ServingKeyFile),
-		ClientCAFile: cp.PKI.Path(pki.CACertFile), TokenFile: tokenFile, ServiceAccountKeyFile: saKey}
+		ClientCAFile: cp.PKI.Path(pki.CACertFile), TokenFile: tokenFile, ServiceAccountKeyFile: saKey,
+		KubeletDial: cfg.KubeletDial}
 	if cfg.Tracer != nil {
 		api.Hooks = apihooks.New(cfg.Tracer)
 	}

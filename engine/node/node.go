@@ -82,10 +82,14 @@ type Node struct {
 // its Node and syncs pods in the background until ctx ends.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	name := cfg.Spec.Name
+	var err error
 	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, "manifests"), filepath.Join(cfg.Dir, "pod-logs")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("node %s: %w", name, err)
 		}
+	}
+	if cfg.Dir, err = rootDir(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	port, err := freePort()
 	if err != nil {
@@ -131,6 +135,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := releaseCollectors(ctx, nil); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
+	listening.Store(strconv.Itoa(port), struct{}{})
+	context.AfterFunc(ctx, func() { listening.Delete(strconv.Itoa(port)) })
 	return &Node{Name: name, Port: port}, nil
 }
 

@@ -96,6 +96,29 @@ func (fs *Faults) has(id int) bool {
 	return false
 }
 
+// Fault returns the fail or flake fault that applies to the stage for ref,
+// consuming one attempt of a flake, without holding at breakpoints or
+// applying delays: for checks the component repeats on its own schedule,
+// such as probes, which must answer at once.
+func (t *Tracer) Fault(ref Ref, stage stages.ID) *stages.Fault {
+	if t == nil {
+		return nil
+	}
+	f, ok := t.Faults.take(stage, ref)
+	if !ok || (f.Kind != stages.Fail && f.Kind != stages.Flake) {
+		return nil
+	}
+	return &f
+}
+
+// ActiveFaults returns the active faults (none for a nil Tracer).
+func (t *Tracer) ActiveFaults() []stages.Fault {
+	if t == nil {
+		return nil
+	}
+	return t.Faults.List()
+}
+
 // Armed reports whether any fault or breakpoint could affect a stage, so hot
 // paths can skip the work of naming the object when nothing is set.
 func (t *Tracer) Armed() bool {

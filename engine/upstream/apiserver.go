@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/server/egressselector"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -51,6 +53,9 @@ type APIServerConfig struct {
 	ServiceClusterIPRange string
 	// Hooks are podtrace's seams; nil runs plain kube-apiserver.
 	Hooks APIServerHooks
+	// KubeletDial is how the API server reaches kubelets (logs, exec,
+	// attach, port-forward); a plain dialer when nil.
+	KubeletDial utilnet.DialFunc
 	// ExtraArgs are more kube-apiserver flags, applied last.
 	ExtraArgs []string
 }
@@ -150,6 +155,11 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 	}
 	agg := &config.Aggregator.GenericConfig.Config
 	agg.EffectiveVersion = releaseVersion{agg.EffectiveVersion}
+	if cfg.KubeletDial != nil {
+		config.KubeAPIs.Extra.KubeletClientConfig.Lookup = func(egressselector.NetworkContext) (utilnet.DialFunc, error) {
+			return cfg.KubeletDial, nil
+		}
+	}
 	if cfg.Hooks != nil {
 		cfg.Hooks.Install(config)
 	}

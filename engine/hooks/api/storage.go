@@ -81,6 +81,9 @@ func (s *storageHook) Create(ctx context.Context, key string, obj, out runtime.O
 func (s *storageHook) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) error {
 	rec := recordFrom(ctx)
+	if rec == nil && s.kind == stages.KindPod {
+		return s.updatePod(ctx, key, dest, ignoreNotFound, pre, tryUpdate, cached)
+	}
 	if rec == nil {
 		return s.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, cached)
 	}

@@ -1,0 +1,144 @@
+// Package cri is podtrace's seam between a real kubelet and its container
+// runtime: a CRI interposer. Every CRI call the kubelet makes for a pod
+// becomes a stage (sandbox: RunPodSandbox; pull: PullImage; create:
+// CreateContainer; start: StartContainer; hooks: ExecSync of an exec
+// postStart hook; terminate: StopContainer and exec preStop hooks; cleanup:
+// StopPodSandbox), held at breakpoints and failed by faults as a CRI error,
+// so what follows is the kubelet's own reaction in its own words
+// (FailedCreatePodSandBox, ErrImagePull then ImagePullBackOff,
+// FailedPostStartHook, CrashLoopBackOff). The kubelet stage comes from the
+// kubelet's pod startup latency tracker (it first sees the pod) and its
+// Events (FailedMount); the ready stage's end is the pod's Ready condition,
+// which the API seam sees the kubelet write.
+package cri
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Component is the component named in the events of the node stages.
+const Component = "kubelet"
+
+// RuntimeComponent names the container runtime in the cni stage's events.
+const RuntimeComponent = "container runtime"
+
+// Hooks interposes on one node's container runtime.
+type Hooks struct {
+	tr   *trace.Tracer
+	node string
+	rt   internalapi.RuntimeService
+	img  internalapi.ImageManagerService
+
+	mu         sync.Mutex
+	sandboxes  map[string]trace.Ref // sandbox ID → pod
+	containers map[string]container // container ID → pod and container
+	kubelet    map[string]*trace.Span
+	pulled     map[string]bool // pod UID and image → the pod pulled it
+}
+
+type container struct {
+	sandbox string
+	name    string
+	attempt int
+	command []string
+	preStop string // the exec preStop hook's command, as the kubelet annotates it
+}
+
+// New returns the interposer for node's runtime rt and image service img,
+// reporting to tr and taking its faults and breakpoints.
+func New(tr *trace.Tracer, node string, rt internalapi.RuntimeService, img internalapi.ImageManagerService) *Hooks {
+	return &Hooks{tr: tr, node: node, rt: rt, img: img, sandboxes: map[string]trace.Ref{},
+		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}}
+}
+
+// Runtime returns the runtime service the kubelet should use.
+func (h *Hooks) Runtime() internalapi.RuntimeService { return &runtimeHook{RuntimeService: h.rt, h: h} }
+
+// Images returns the image service the kubelet should use.
+func (h *Hooks) Images() internalapi.ImageManagerService { return &imageHook{ImageManagerService: h.img, h: h} }
+
+func (h *Hooks) ref(md *runtimeapi.PodSandboxMetadata) trace.Ref {
+	return trace.Ref{Kind: stages.KindPod, Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), Node: h.node}
+}
+
+func (h *Hooks) sandboxRef(id string) (trace.Ref, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.sandboxes[id]
+	return r, ok
+}
+
+func (h *Hooks) containerRef(id string) (trace.Ref, container, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.containers[id]
+	if !ok {
+		return trace.Ref{}, c, false
+	}
+	r, ok := h.sandboxes[c.sandbox]
+	return r, c, ok
+}
+
+// call runs one CRI call as a stage: it ends the pod's kubelet stage when
+// the runtime is first asked for something, gates the stage (breakpoint,
+// delay, hang), turns a fail or flake fault into fault(f) instead of the
+// call, and reports the outcome. edit sets the container and attempt.
+func (h *Hooks) call(ctx context.Context, ref trace.Ref, stage stages.ID, edit func(*stages.Event),
+	fault func(stages.Fault) error, do func() error, ok func() (reason, message string), failReason string) error {
+	if f, err := h.tr.Gate(ctx, ref, stage, Component); err != nil {
+		return err
+	} else if f != nil {
+		err := fault(*f)
+		h.tr.BeginWith(ref, stage, Component, edit).Retry(failReason, message(err), time.Time{})
+		return err
+	}
+	span := h.tr.BeginWith(ref, stage, Component, edit)
+	if err := do(); err != nil {
+		span.Retry(failReason, message(err), time.Time{})
+		return err
+	}
+	reason, msg := ok()
+	span.Succeed(reason, msg)
+	return nil
+}
+
+// message is an error as the kubelet's Events show a CRI error.
+func message(err error) string { return err.Error() }
+
+func withContainer(name string, attempt int) func(*stages.Event) {
+	return func(e *stages.Event) {
+		e.Container = name
+		e.Attempt = attempt
+	}
+}
+
+func short(id string) string {
+	if len(id) > 13 {
+		return id[:13]
+	}
+	return id
+}
+
+// preStopCommand returns the exec preStop hook's command from the
+// container annotation the kubelet writes (pkg/kubelet/kuberuntime/labels.go),
+// joined as commandKey joins it; "" when there is none.
+func preStopCommand(ann map[string]string) string {
+	var hd v1.LifecycleHandler
+	if err := json.Unmarshal([]byte(ann["io.kubernetes.container.preStopHandler"]), &hd); err != nil || hd.Exec == nil {
+		return ""
+	}
+	return commandKey(hd.Exec.Command)
+}
+
+func commandKey(cmd []string) string { return strings.Join(cmd, "\x00") }

@@ -1,0 +1,112 @@
+package cri
+
+import (
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
+
+	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Tracker wraps the kubelet's pod startup latency tracker: the first time
+// the kubelet sees a pod on its watch, the pod's kubelet stage begins
+// (admission, pod directories, volumes); RunPodSandbox ends it.
+func (h *Hooks) Tracker(inner kubeletutil.PodStartupLatencyTracker) kubeletutil.PodStartupLatencyTracker {
+	return &tracker{PodStartupLatencyTracker: inner, h: h}
+}
+
+type tracker struct {
+	kubeletutil.PodStartupLatencyTracker
+	h *Hooks
+}
+
+// ObservedPodOnWatch begins the kubelet stage of a pod the kubelet has not seen.
+func (t *tracker) ObservedPodOnWatch(pod *v1.Pod, when time.Time) {
+	t.PodStartupLatencyTracker.ObservedPodOnWatch(pod, when)
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		return
+	}
+	h := t.h
+	uid := string(pod.UID)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, seen := h.kubelet[uid]; seen {
+		return
+	}
+	h.kubelet[uid] = h.tr.Begin(trace.Ref{Kind: stages.KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: uid, Node: h.node},
+		stages.Kubelet, Component)
+}
+
+// endKubelet ends the pod's kubelet stage, if it is open.
+func (h *Hooks) endKubelet(uid, message string) {
+	h.mu.Lock()
+	span := h.kubelet[uid]
+	h.kubelet[uid] = nil
+	h.mu.Unlock()
+	if span != nil {
+		span.Succeed("", message)
+	}
+}
+
+// OnEvent turns the kubelet's Events that no CRI call shows into stages:
+// a volume that cannot mount (kubelet), an image refused before any pull
+// (pull), the back-offs (pull, start) and failing probes (ready).
+func (h *Hooks) OnEvent(e *v1.Event) {
+	o := e.InvolvedObject
+	if o.Kind != "Pod" {
+		return
+	}
+	ref := trace.Ref{Kind: stages.KindPod, Namespace: o.Namespace, Name: o.Name, UID: string(o.UID), Node: h.node}
+	now := h.tr.Clock().Now()
+	container := containerOf(o.FieldPath)
+	record := func(stage stages.ID, status stages.Status, reason string) {
+		h.tr.Record(ref, stage, Component, now, now, status, reason, e.Message, func(ev *stages.Event) { ev.Container = container })
+	}
+	switch {
+	case e.Reason == "FailedMount":
+		h.mu.Lock()
+		span := h.kubelet[ref.UID]
+		if span != nil {
+			h.kubelet[ref.UID] = h.tr.Begin(ref, stages.Kubelet, Component)
+		}
+		h.mu.Unlock()
+		if span != nil {
+			span.Retry(e.Reason, e.Message, time.Time{})
+		}
+	case e.Reason == "InvalidImageName" || e.Reason == "ErrImageNeverPull":
+		record(stages.Pull, stages.Failed, e.Reason)
+	case e.Reason == "BackOff" && strings.HasPrefix(e.Message, "Back-off pulling image"):
+		record(stages.Pull, stages.Retrying, "ImagePullBackOff")
+	case e.Reason == "BackOff" && strings.HasPrefix(e.Message, "Back-off restarting failed container"):
+		record(stages.Start, stages.Retrying, "CrashLoopBackOff")
+	case e.Reason == "Unhealthy":
+		record(stages.Ready, stages.Retrying, e.Reason)
+	}
+}
+
+// containerOf returns the container a field path such as
+// "spec.containers{web}" names, or "".
+func containerOf(fieldPath string) string {
+	_, rest, ok := strings.Cut(fieldPath, "{")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "}")
+	return name
+}
+
+// nodeNotReady reports whether a kubelet node-not-ready fault covers the
+// whole node.
+func (h *Hooks) nodeNotReady() bool {
+	for _, f := range h.tr.ActiveFaults() {
+		if f.Stage == stages.Kubelet && f.Variant == "node-not-ready" && f.Scope.Pod == "" &&
+			(f.Scope.Node == "" || f.Scope.Node == h.node) {
+			return true
+		}
+	}
+	return false
+}

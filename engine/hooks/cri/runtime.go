@@ -1,0 +1,172 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// runtimeHook is the RuntimeService the kubelet sees.
+type runtimeHook struct {
+	internalapi.RuntimeService
+	h *Hooks
+}
+
+// RunPodSandbox is the sandbox stage. It also ends the pod's kubelet
+// stage: the kubelet asks for a sandbox once the pod is admitted and its
+// volumes are mounted.
+func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	h := r.h
+	md := cfg.GetMetadata()
+	ref := h.ref(md)
+	h.endKubelet(md.GetUid(), fmt.Sprintf("pod admitted, volumes mounted; pod dir /var/lib/kubelet/pods/%s", md.GetUid()))
+	var id string
+	err := h.call(ctx, ref, stages.Sandbox, withContainer("", int(md.GetAttempt())+1),
+		func(f stages.Fault) error { return sandboxError(f) },
+		func() (err error) { id, err = r.RuntimeService.RunPodSandbox(ctx, cfg, handler); return err },
+		func() (string, string) { return "", fmt.Sprintf("sandbox %s running (pause container)", short(id)) },
+		"FailedCreatePodSandBox")
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	h.sandboxes[id] = ref
+	h.mu.Unlock()
+	return id, nil
+}
+
+// StopPodSandbox is the cleanup stage: the kubelet stops the sandbox (and
+// the runtime tears its network down) once the pod's containers are gone.
+func (r *runtimeHook) StopPodSandbox(ctx context.Context, id string) error {
+	ref, ok := r.h.sandboxRef(id)
+	if !ok {
+		return r.RuntimeService.StopPodSandbox(ctx, id)
+	}
+	return r.h.call(ctx, ref, stages.Cleanup, nil, func(stages.Fault) error { return nil },
+		func() error { return r.RuntimeService.StopPodSandbox(ctx, id) },
+		func() (string, string) { return "", fmt.Sprintf("sandbox %s stopped, network torn down", short(id)) }, "Failed")
+}
+
+// RemovePodSandbox forgets the sandbox once the runtime has removed it.
+func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
+	err := r.RuntimeService.RemovePodSandbox(ctx, id)
+	if err == nil {
+		r.h.mu.Lock()
+		uid := r.h.sandboxes[id].UID
+		delete(r.h.kubelet, uid)
+		for k := range r.h.pulled {
+			if strings.HasPrefix(k, uid+"\x00") {
+				delete(r.h.pulled, k)
+			}
+		}
+		delete(r.h.sandboxes, id)
+		for cid, c := range r.h.containers {
+			if c.sandbox == id {
+				delete(r.h.containers, cid)
+			}
+		}
+		r.h.mu.Unlock()
+	}
+	return err
+}
+
+// CreateContainer is the create stage.
+func (r *runtimeHook) CreateContainer(ctx context.Context, sandbox string, cfg *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+	h := r.h
+	name, attempt := cfg.GetMetadata().GetName(), int(cfg.GetMetadata().GetAttempt())+1
+	ref := h.ref(sc.GetMetadata())
+	h.presentImage(ref, name, cfg.GetImage().GetUserSpecifiedImage())
+	var id string
+	err := h.call(ctx, ref, stages.Create, withContainer(name, attempt),
+		func(f stages.Fault) error { return createError(f, name) },
+		func() (err error) { id, err = r.RuntimeService.CreateContainer(ctx, sandbox, cfg, sc); return err },
+		func() (string, string) { return "Created", "Container created" }, "CreateContainerError")
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	h.containers[id] = container{sandbox: sandbox, name: name, attempt: attempt, command: cfg.GetCommand(),
+		preStop: preStopCommand(cfg.GetAnnotations())}
+	h.mu.Unlock()
+	return id, nil
+}
+
+// StartContainer is the start stage.
+func (r *runtimeHook) StartContainer(ctx context.Context, id string) error {
+	ref, c, ok := r.h.containerRef(id)
+	if !ok {
+		return r.RuntimeService.StartContainer(ctx, id)
+	}
+	return r.h.call(ctx, ref, stages.Start, withContainer(c.name, c.attempt),
+		func(f stages.Fault) error { return startError(f, c.command) },
+		func() error { return r.RuntimeService.StartContainer(ctx, id) },
+		func() (string, string) { return "Started", "Container started" }, "RunContainerError")
+}
+
+// StopContainer is the terminate stage: the stop signal, then a kill after
+// the grace period.
+func (r *runtimeHook) StopContainer(ctx context.Context, id string, timeout int64) error {
+	ref, c, ok := r.h.containerRef(id)
+	if !ok {
+		return r.RuntimeService.StopContainer(ctx, id, timeout)
+	}
+	return r.h.call(ctx, ref, stages.Terminate, withContainer(c.name, c.attempt), func(stages.Fault) error { return nil },
+		func() error { return r.RuntimeService.StopContainer(ctx, id, timeout) },
+		func() (string, string) {
+			return "Killing", fmt.Sprintf("Stopping container %s (grace period %ds)", c.name, timeout)
+		}, "FailedKillPod")
+}
+
+// ExecSync serves exec hooks and exec probes. The kubelet runs hooks with
+// no timeout and probes with the probe's: a hook is the hooks stage (or
+// part of terminate, for the container's preStop command); a probe is not
+// a stage of its own (the pod's Ready condition ends the ready stage), but
+// a ready fault makes it fail as a failing command would.
+func (r *runtimeHook) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	h := r.h
+	ref, c, ok := h.containerRef(id)
+	if !ok {
+		return r.RuntimeService.ExecSync(ctx, id, cmd, timeout)
+	}
+	if timeout > 0 {
+		if f := h.tr.Fault(ref, stages.Ready); f != nil {
+			return nil, nil, exitError(cmd, 1)
+		}
+		return r.RuntimeService.ExecSync(ctx, id, cmd, timeout)
+	}
+	if c.preStop != "" && c.preStop == commandKey(cmd) {
+		return r.RuntimeService.ExecSync(ctx, id, cmd, timeout)
+	}
+	var out, errOut []byte
+	err := h.call(ctx, ref, stages.Hooks, withContainer(c.name, c.attempt),
+		func(stages.Fault) error { return exitError(cmd, 1) },
+		func() (err error) { out, errOut, err = r.RuntimeService.ExecSync(ctx, id, cmd, timeout); return err },
+		func() (string, string) { return "", fmt.Sprintf("postStart hook %q completed", strings.Join(cmd, " ")) },
+		"FailedPostStartHook")
+	return out, errOut, err
+}
+
+// Status reports the runtime's conditions; a kubelet node-not-ready fault
+// on this node makes the network not ready, as a CNI plugin that is not
+// initialized does, and the kubelet marks its Node NotReady.
+func (r *runtimeHook) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
+	resp, err := r.RuntimeService.Status(ctx, verbose)
+	if err != nil || !r.h.nodeNotReady() {
+		return resp, err
+	}
+	out := &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{}, Info: resp.GetInfo()}
+	for _, c := range resp.GetStatus().GetConditions() {
+		if c.GetType() == runtimeapi.NetworkReady {
+			c = &runtimeapi.RuntimeCondition{Type: runtimeapi.NetworkReady, Status: false, Reason: "NetworkPluginNotReady",
+				Message: "Network plugin returns error: cni plugin not initialized"}
+		}
+		out.Status.Conditions = append(out.Status.Conditions, c)
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	internalapi "k8s.io/cri-api/pkg/apis"
+
+	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
+	"github.com/podtrace/podtrace/engine/identity"
+	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/version"
+)
+
+// CRI is one node's container runtime as the kubelet sees it over CRI.
+type CRI struct {
+	Runtime internalapi.RuntimeService
+	Images  internalapi.ImageManagerService
+}
+
+// startNodes starts one real kubelet per node, concurrently, each on its
+// runtime behind podtrace's CRI interposer.
+func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
+	hostIP, err := utilnet.ResolveBindAddress(nil)
+	if err != nil {
+		hostIP = nil // the kubelet reports no InternalIP; its API is then unreachable
+	}
+	e.Nodes = make([]*node.Node, len(cfg.Nodes))
+	e.CRIHooks = make([]*crihooks.Hooks, len(cfg.Nodes))
+	var g errgroup.Group
+	for i, n := range cfg.Nodes {
+		rt, err := cfg.NewCRI(n, e, cfg.Seed+int64(i))
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		hooks := crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
+		e.CRIHooks[i] = hooks
+		g.Go(func() error {
+			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
+			if err != nil {
+				return err
+			}
+			ips := []net.IP{net.IPv4(127, 0, 0, 1)}
+			if hostIP != nil {
+				ips = append(ips, hostIP)
+			}
+			cert, err := e.PKI.IssueKubeletServing(n.Name, ips...)
+			if err != nil {
+				return err
+			}
+			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
+				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
+				Tracker: hooks.Tracker, OnEvent: hooks.OnEvent})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return e.waitNodesReady(ctx, len(cfg.Nodes))
+}
+
+// nodeReadyTimeout bounds how long Start waits for the kubelets to
+// register their Nodes and report Ready.
+const nodeReadyTimeout = 2 * time.Minute
+
+// schedulable reports whether node is Ready and the node lifecycle
+// controller has taken its node.kubernetes.io/not-ready taint away (the
+// kubelet registers with it).
+func schedulable(node *v1.Node) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Key == v1.TaintNodeNotReady {
+			return false
+		}
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitNodesReady waits until n Nodes are Ready and schedulable, as Start
+// promises a running cluster.
+func (e *Engine) waitNodesReady(ctx context.Context, n int) error {
+	client := e.AdminClient()
+	ready := 0
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, nodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready = 0
+		for _, node := range l.Items {
+			if schedulable(&node) {
+				ready++
+			}
+		}
+		return ready >= n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes not Ready after %s (%d of %d): %w", nodeReadyTimeout, ready, n, err)
+	}
+	return nil
+}
