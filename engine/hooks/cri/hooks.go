@@ -66,7 +66,9 @@ func New(tr *trace.Tracer, node string, rt internalapi.RuntimeService, img inter
 func (h *Hooks) Runtime() internalapi.RuntimeService { return &runtimeHook{RuntimeService: h.rt, h: h} }
 
 // Images returns the image service the kubelet should use.
-func (h *Hooks) Images() internalapi.ImageManagerService { return &imageHook{ImageManagerService: h.img, h: h} }
+func (h *Hooks) Images() internalapi.ImageManagerService {
+	return &imageHook{ImageManagerService: h.img, h: h}
+}
 
 func (h *Hooks) ref(md *runtimeapi.PodSandboxMetadata) trace.Ref {
 	return trace.Ref{Kind: stages.KindPod, Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), Node: h.node}
