@@ -43,7 +43,9 @@ func newRunCmd(use string) *cobra.Command {
 		Long: `Start the embedded cluster, apply the manifests -f names (files, directories,
 - for standard input; repeatable, as kubectl apply -f) and open the UI. With
 --headless, print stage events as JSON lines on stdout until every pod is
-Running and Ready (or Succeeded), a pod fails, or --timeout passes.
+Running and Ready (or Succeeded), a pod fails, or --timeout passes. A pod
+counts as Ready once it has stayed Ready, with no container restart, for 5s;
+a crash-looping pod fails the run with CrashLoopBackOff.
 
 Exit codes with --headless: 0 every pod Ready or Succeeded, 1 bad input or the
 cluster did not start, 2 a pod failed or is stuck, 3 timeout.`,
@@ -110,6 +112,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 		return err
 	}
 	expected, namespaces := expectedPods(objs)
+	judge := outcome.NewTracker(outcome.Settle)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -126,7 +129,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 		if err != nil {
 			continue
 		}
-		s := outcome.Judge(pods, expected)
+		s := judge.Judge(pods, expected, time.Now())
 		if !s.Finished() {
 			continue
 		}

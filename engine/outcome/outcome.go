@@ -5,8 +5,10 @@ package outcome
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // State is a pod's standing.
@@ -85,3 +87,61 @@ func Judge(pods []corev1.Pod, expected int) Summary {
 
 // Finished reports whether every expected pod is done or failed.
 func (s Summary) Finished() bool { return s.Pending == 0 }
+
+// Settle is how long a pod must stay Ready, with no container restarting,
+// before a run counts it Ready: a container that crashes right after it
+// starts is briefly Running and Ready, and is not Ready in any sense a
+// user means.
+const Settle = 5 * time.Second
+
+// Tracker judges pods over time: a Ready pod counts as Done only once it has
+// been Ready, with no container restart, for Settle.
+type Tracker struct {
+	settle time.Duration
+	seen   map[types.UID]settling
+}
+
+type settling struct {
+	restarts int32
+	since    time.Time // Ready and restarts unchanged since then
+	ready    bool
+}
+
+// NewTracker returns a Tracker with the given settle period.
+func NewTracker(settle time.Duration) *Tracker {
+	return &Tracker{settle: settle, seen: map[types.UID]settling{}}
+}
+
+// Judge is the package's Judge, except that a Ready pod is Pending until
+// it has settled at now.
+func (t *Tracker) Judge(pods []corev1.Pod, expected int, now time.Time) Summary {
+	judged := make([]corev1.Pod, 0, len(pods))
+	var unsettled int
+	for i := range pods {
+		p := &pods[i]
+		st, why := Pod(p)
+		restarts := restartCount(p)
+		s, ok := t.seen[p.UID]
+		ready := st == Done && why == "Ready"
+		if !ok || s.restarts != restarts || s.ready != ready {
+			s = settling{restarts: restarts, since: now, ready: ready}
+			t.seen[p.UID] = s
+		}
+		if ready && now.Sub(s.since) < t.settle && p.DeletionTimestamp == nil {
+			unsettled++
+			continue
+		}
+		judged = append(judged, *p)
+	}
+	sum := Judge(judged, expected-unsettled)
+	sum.Pending += unsettled
+	return sum
+}
+
+func restartCount(p *corev1.Pod) int32 {
+	var n int32
+	for _, s := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		n += s.RestartCount
+	}
+	return n
+}
