@@ -194,6 +194,9 @@ func (e *Engine) AdminClient() kubernetes.Interface {
 // AdminRestConfig returns the admin's client configuration.
 func (e *Engine) AdminRestConfig() *rest.Config { return e.AdminConfig() }
 
+// NodeCount returns how many nodes the engine runs.
+func (e *Engine) NodeCount() int { return len(e.Kubelets) + len(e.Nodes) }
+
 // Kubelet returns the kubelet of the named node, or nil.
 func (e *Engine) Kubelet(node string) *kubelet.Kubelet {
 	for _, k := range e.Kubelets {

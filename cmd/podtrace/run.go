@@ -164,7 +164,7 @@ func waitNodesReady(ctx context.Context, e *engine.Engine) error {
 					}
 				}
 			}
-			if ready >= len(e.Kubelets) {
+			if ready >= e.NodeCount() {
 				return nil
 			}
 		}

@@ -75,7 +75,7 @@ func (s *engineSource) attach(e *engine.Engine) error {
 		return err
 	}
 	s.mu.Lock()
-	s.status.NodesTotal = len(e.Kubelets)
+	s.status.NodesTotal = e.NodeCount()
 	s.mu.Unlock()
 	close(s.ready)
 	go s.watchStatus()
@@ -150,7 +150,7 @@ func (s *engineSource) KubeEvents() <-chan tui.K8sEvent { return s.kube }
 // watchStatus refreshes the header facts once a second, off the UI goroutine.
 func (s *engineSource) watchStatus() {
 	for {
-		st := tui.Status{NodesTotal: len(s.e.Kubelets), Runtime: "simulated", Etcd: "healthy"}
+		st := tui.Status{NodesTotal: s.e.NodeCount(), Runtime: "simulated", Etcd: "healthy"}
 		if err := s.e.Etcd.Healthy(s.ctx); err != nil {
 			st.Etcd = "unhealthy"
 		}

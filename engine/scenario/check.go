@@ -233,11 +233,11 @@ func waitNodes(ctx context.Context, e *engine.Engine, timeout time.Duration) err
 				}
 			}
 		}
-		if ready >= len(e.Kubelets) {
+		if ready >= e.NodeCount() {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Ready after %s (%d of %d)", timeout, ready, len(e.Kubelets))
+			return fmt.Errorf("nodes not Ready after %s (%d of %d)", timeout, ready, e.NodeCount())
 		}
 		if err := sleep(ctx, 20*time.Millisecond); err != nil {
 			return err

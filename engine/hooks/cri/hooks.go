@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -45,6 +46,7 @@ type Hooks struct {
 	containers map[string]container // container ID → pod and container
 	kubelet    map[string]*trace.Span
 	pulled     map[string]bool // pod UID and image → the pod pulled it
+	notReady   atomic.Bool
 }
 
 type container struct {

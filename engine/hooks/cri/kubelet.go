@@ -99,14 +99,13 @@ func containerOf(fieldPath string) string {
 	return name
 }
 
-// nodeNotReady reports whether a kubelet node-not-ready fault covers the
-// whole node.
-func (h *Hooks) nodeNotReady() bool {
-	for _, f := range h.tr.ActiveFaults() {
-		if f.Stage == stages.Kubelet && f.Variant == "node-not-ready" && f.Scope.Pod == "" &&
-			(f.Scope.Node == "" || f.Scope.Node == h.node) {
-			return true
-		}
-	}
-	return false
-}
+// SetNotReady makes the runtime report its network not ready (true), as a
+// CNI plugin that is not initialized does: the kubelet then reports its
+// Node NotReady, and the node lifecycle controller taints it. false undoes it.
+func (h *Hooks) SetNotReady(notReady bool) { h.notReady.Store(notReady) }
+
+// NotReady reports whether SetNotReady(true) is in effect.
+func (h *Hooks) NotReady() bool { return h.notReady.Load() }
+
+// NodeName returns the node the runtime belongs to.
+func (h *Hooks) NodeName() string { return h.node }

@@ -152,12 +152,12 @@ func (r *runtimeHook) ExecSync(ctx context.Context, id string, cmd []string, tim
 	return out, errOut, err
 }
 
-// Status reports the runtime's conditions; a kubelet node-not-ready fault
-// on this node makes the network not ready, as a CNI plugin that is not
-// initialized does, and the kubelet marks its Node NotReady.
+// Status reports the runtime's conditions; with SetNotReady(true) the
+// network is not ready, as when a CNI plugin is not initialized, and the
+// kubelet marks its Node NotReady.
 func (r *runtimeHook) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
 	resp, err := r.RuntimeService.Status(ctx, verbose)
-	if err != nil || !r.h.nodeNotReady() {
+	if err != nil || !r.h.NotReady() {
 		return resp, err
 	}
 	out := &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{}, Info: resp.GetInfo()}
