@@ -17,6 +17,7 @@ import (
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -58,7 +59,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			}
 			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
 				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
-				Tracker: hooks.Tracker, OnEvent: hooks.OnEvent})
+				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent})
 			return err
 		})
 	}

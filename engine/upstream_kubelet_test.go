@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +58,22 @@ func TestUpstreamKubeletDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 		}
 	}
 	deploymentThroughEveryStage(t, e, rec, want)
+
+	// The kubelet's API answers kube-apiserver (its client certificate,
+	// authorized by a SubjectAccessReview) and no one else.
+	ctx := context.Background()
+	if _, err := e.AdminClient().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1/proxy/pods").DoRaw(ctx); err != nil {
+		t.Errorf("kube-apiserver's proxy to the kubelet: %v", err)
+	}
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := insecure.Get(fmt.Sprintf("https://127.0.0.1:%d/pods", e.Nodes[0].Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an anonymous caller of the kubelet's API got %s, want 401", resp.Status)
+	}
 }
 
 // TestUpstreamKubeletFaults injects each node-stage fault at the CRI seam

@@ -119,6 +119,9 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if cp.PKI, err = pki.Ensure(filepath.Join(cp.DataDir, "pki")); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
+	if err = cp.PKI.EnsureKubeletClient(); err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
 	if err = cp.PKI.EnsureEtcd(); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
@@ -137,7 +140,8 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	api := upstream.APIServerConfig{Address: cfg.Address, EtcdServers: cp.Etcd.Endpoints, EtcdTLS: cp.Etcd.ClientTLS,
 		ServingCertFile: cp.PKI.Path(pki.ServingCertFile), ServingKeyFile: cp.PKI.Path(pki.ServingKeyFile),
 		ClientCAFile: cp.PKI.Path(pki.CACertFile), TokenFile: tokenFile, ServiceAccountKeyFile: saKey,
-		KubeletDial: cfg.KubeletDial}
+		KubeletDial: cfg.KubeletDial, KubeletClientCertFile: cp.PKI.Path(pki.KubeletClientCertFile),
+		KubeletClientKeyFile: cp.PKI.Path(pki.KubeletClientKeyFile)}
 	if cfg.Tracer != nil {
 		api.Hooks = apihooks.New(cfg.Tracer)
 	}
@@ -218,11 +222,19 @@ func (cp *ControlPlane) bootstrap(ctx context.Context) error {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: pki.ViewerUser}},
 	}
-	_, err = client.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+	if _, err = client.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
 	}
-	return err
+	// What kube-apiserver may do on the kubelets' API (kubeadm binds the same).
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "podtrace:apiserver-kubelet-client"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: pki.KubeletClientUser}},
+	}
+	if _, err = client.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
 
 // componentKubeconfig writes the kubeconfig of one of the control plane's

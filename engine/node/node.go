@@ -20,6 +20,7 @@ import (
 
 	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -29,6 +30,8 @@ import (
 	"k8s.io/mount-utils"
 
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubeletserver "k8s.io/kubernetes/pkg/kubelet/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/kubelet"
 	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
@@ -61,6 +64,11 @@ type Config struct {
 	// ServingCert is the certificate of the kubelet's API server (logs,
 	// exec, attach, port-forward), for the node's addresses.
 	ServingCert tls.Certificate
+	// ClientCAFile verifies the client certificates of callers of the
+	// kubelet's API (kube-apiserver's); the kubelet authorizes them with a
+	// SubjectAccessReview, as a kubelet with webhook authorization does.
+	// Empty leaves the API unauthenticated.
+	ClientCAFile string
 	// Tracker, when set, wraps the kubelet's pod startup latency tracker:
 	// it is told when the kubelet first sees each pod.
 	Tracker func(kubeletutil.PodStartupLatencyTracker) kubeletutil.PodStartupLatencyTracker
@@ -127,6 +135,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		TLSConfig:                 &tls.Config{Certificates: []tls.Certificate{cfg.ServingCert}, MinVersion: tls.VersionTLS12},
 		Recorder:                  recorder(ctx, cfg, client),
 	}
+	if cfg.ClientCAFile != "" {
+		if deps.Auth, err = auth(ctx, name, client, &server.KubeletConfiguration, cfg.ClientCAFile); err != nil {
+			return nil, fmt.Errorf("node %s: %w", name, err)
+		}
+		// As cmd/kubelet/app's InitializeTLS: ask for a client certificate,
+		// which the x509 authenticator then verifies.
+		deps.TLSConfig.ClientAuth = tls.RequestClientCert
+	}
 	registering.Lock()
 	defer registering.Unlock()
 	if err := kubeletapp.RunKubelet(ctx, server, deps); err != nil {
@@ -138,6 +154,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	listening.Store(strconv.Itoa(port), struct{}{})
 	context.AfterFunc(ctx, func() { listening.Delete(strconv.Itoa(port)) })
 	return &Node{Name: name, Port: port}, nil
+}
+
+// auth is the kubelet API's authentication (client certificates from ca,
+// bearer tokens through TokenReview) and authorization (SubjectAccessReview),
+// as a kubeadm node's kubelet configures them.
+func auth(ctx context.Context, name string, client kubernetes.Interface, c *kubeletconfig.KubeletConfiguration, ca string) (kubeletserver.AuthInterface, error) {
+	c.Authentication.X509.ClientCAFile = ca
+	c.Authentication.Anonymous.Enabled = false
+	c.Authentication.Webhook.Enabled = true
+	c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
+	a, run, err := kubeletapp.BuildAuth(types.NodeName(name), client, *c)
+	if err != nil {
+		return nil, err
+	}
+	run(ctx.Done())
+	return a, nil
 }
 
 // recorder is the kubelet's event recorder as cmd/kubelet/app makes it,

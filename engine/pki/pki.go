@@ -409,3 +409,26 @@ func (b *Bundle) EnsureEtcd() error {
 	}
 	return nil
 }
+
+// File names of kube-apiserver's client pair for the kubelets' API.
+const (
+	KubeletClientCertFile = "apiserver-kubelet-client.crt"
+	KubeletClientKeyFile  = "apiserver-kubelet-client.key"
+)
+
+// KubeletClientUser is the user kube-apiserver is to the kubelets (as
+// kubeadm names it); it is bound to the system:kubelet-api-admin role.
+const KubeletClientUser = "kube-apiserver-kubelet-client"
+
+// EnsureKubeletClient makes sure kube-apiserver's client pair for the
+// kubelets' API exists (kubeadm's apiserver-kubelet-client): the kubelets
+// authenticate kube-apiserver by it when it proxies logs, exec, attach and
+// port-forward.
+func (b *Bundle) EnsureKubeletClient() error {
+	if _, _, err := b.ensureLeaf(KubeletClientCertFile, KubeletClientKeyFile, func() ([]byte, []byte, error) {
+		return b.IssueClient(KubeletClientUser, nil)
+	}, false); err != nil {
+		return fmt.Errorf("ensure kubelet client cert: %w", err)
+	}
+	return nil
+}

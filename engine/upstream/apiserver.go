@@ -53,6 +53,10 @@ type APIServerConfig struct {
 	ServiceClusterIPRange string
 	// Hooks are podtrace's seams; nil runs plain kube-apiserver.
 	Hooks APIServerHooks
+	// KubeletClientCertFile and KubeletClientKeyFile are the client pair
+	// kube-apiserver presents to kubelets; with them it also verifies the
+	// kubelets' serving certificates against ClientCAFile.
+	KubeletClientCertFile, KubeletClientKeyFile string
 	// KubeletDial is how the API server reaches kubelets (logs, exec,
 	// attach, port-forward); a plain dialer when nil.
 	KubeletDial utilnet.DialFunc
@@ -125,6 +129,10 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 		// large clusters do.
 		"--max-requests-inflight=2000",
 		"--max-mutating-requests-inflight=1000",
+	}
+	if cfg.KubeletClientCertFile != "" {
+		args = append(args, "--kubelet-client-certificate="+cfg.KubeletClientCertFile,
+			"--kubelet-client-key="+cfg.KubeletClientKeyFile, "--kubelet-certificate-authority="+cfg.ClientCAFile)
 	}
 	if t := cfg.EtcdTLS; !t.Empty() {
 		args = append(args, "--etcd-cafile="+t.CAFile, "--etcd-certfile="+t.CertFile, "--etcd-keyfile="+t.KeyFile)

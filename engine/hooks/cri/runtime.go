@@ -25,6 +25,12 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 	h := r.h
 	md := cfg.GetMetadata()
 	ref := h.ref(md)
+	// A breakpoint, delay or hang at the kubelet stage holds the pod here,
+	// before its sandbox. (The stage's fail variants are the node's
+	// readiness, which the scenario package applies to the whole node.)
+	if _, err := h.tr.Gate(ctx, ref, stages.Kubelet, Component); err != nil {
+		return "", err
+	}
 	h.endKubelet(md.GetUid(), fmt.Sprintf("pod admitted, volumes mounted; pod dir /var/lib/kubelet/pods/%s", md.GetUid()))
 	var id string
 	err := h.call(ctx, ref, stages.Sandbox, withContainer("", int(md.GetAttempt())+1),
