@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -118,9 +119,19 @@ func node(t *testing.T, name string) {
 	}
 	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
 		corev1.ResourcePods: resource.MustParse("110")}
-	n.Status = corev1.NodeStatus{Capacity: rl, Allocatable: rl,
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}}
-	if _, err := admin(t).CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+	// The node lifecycle controller writes new nodes too (its taints): retry
+	// on its conflicts as a kubelet does.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := admin(t).CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status = corev1.NodeStatus{Capacity: rl, Allocatable: rl,
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}}
+		_, err = admin(t).CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
