@@ -254,6 +254,12 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 
 func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
 	e, rec := start(t, 3)
+	deletingDeploymentTearsDownEveryPod(t, e, rec)
+}
+
+// deletingDeploymentTearsDownEveryPod deletes a Ready 3-replica Deployment
+// and checks every pod's way down: terminate, cleanup, delete.
+func deletingDeploymentTearsDownEveryPod(t *testing.T, e *engine.Engine, rec *recorder) {
 	ctx := context.Background()
 	d := deployment("gone", 3)
 	grace := int64(1)

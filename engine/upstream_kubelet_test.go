@@ -76,6 +76,11 @@ func TestUpstreamKubeletDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	}
 }
 
+func TestUpstreamKubeletDeletingDeploymentTearsDownEveryPod(t *testing.T) {
+	e, rec := startUpstream(t, 3)
+	deletingDeploymentTearsDownEveryPod(t, e, rec)
+}
+
 // TestUpstreamKubeletFaults injects each node-stage fault at the CRI seam
 // and checks the real kubelet's reaction: its Event (reason and words),
 // and the stage's failure in the pod's lane.

@@ -27,18 +27,28 @@ type tracker struct {
 // ObservedPodOnWatch begins the kubelet stage of a pod the kubelet has not seen.
 func (t *tracker) ObservedPodOnWatch(pod *v1.Pod, when time.Time) {
 	t.PodStartupLatencyTracker.ObservedPodOnWatch(pod, when)
-	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-		return
-	}
 	h := t.h
 	uid := string(pod.UID)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		h.ending[uid] = true
+		return
+	}
 	if _, seen := h.kubelet[uid]; seen {
 		return
 	}
 	h.kubelet[uid] = h.tr.Begin(trace.Ref{Kind: stages.KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: uid, Node: h.node},
 		stages.Kubelet, Component)
+}
+
+// isEnding reports whether the pod is being deleted or has finished: then
+// stopping its containers and sandbox is its way down (terminate, cleanup),
+// not a restart.
+func (h *Hooks) isEnding(uid string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ending[uid]
 }
 
 // endKubelet ends the pod's kubelet stage, if it is open.

@@ -48,10 +48,11 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 }
 
 // StopPodSandbox is the cleanup stage: the kubelet stops the sandbox (and
-// the runtime tears its network down) once the pod's containers are gone.
+// the runtime tears its network down) once a deleted or finished pod's
+// containers are gone. (A sandbox stopped to be re-created is no stage.)
 func (r *runtimeHook) StopPodSandbox(ctx context.Context, id string) error {
 	ref, ok := r.h.sandboxRef(id)
-	if !ok {
+	if !ok || !r.h.isEnding(ref.UID) {
 		return r.RuntimeService.StopPodSandbox(ctx, id)
 	}
 	return r.h.call(ctx, ref, stages.Cleanup, nil, func(stages.Fault) error { return nil },
@@ -66,6 +67,7 @@ func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
 		r.h.mu.Lock()
 		uid := r.h.sandboxes[id].UID
 		delete(r.h.kubelet, uid)
+		delete(r.h.ending, uid)
 		for k := range r.h.pulled {
 			if strings.HasPrefix(k, uid+"\x00") {
 				delete(r.h.pulled, k)
@@ -115,11 +117,12 @@ func (r *runtimeHook) StartContainer(ctx context.Context, id string) error {
 		func() (string, string) { return "Started", "Container started" }, "RunContainerError")
 }
 
-// StopContainer is the terminate stage: the stop signal, then a kill after
-// the grace period.
+// StopContainer is the terminate stage of a deleted pod: the stop signal,
+// then a kill after the grace period. (A container killed to be restarted,
+// after a failed liveness probe or postStart hook, shows as its next start.)
 func (r *runtimeHook) StopContainer(ctx context.Context, id string, timeout int64) error {
 	ref, c, ok := r.h.containerRef(id)
-	if !ok {
+	if !ok || !r.h.isEnding(ref.UID) {
 		return r.RuntimeService.StopContainer(ctx, id, timeout)
 	}
 	return r.h.call(ctx, ref, stages.Terminate, withContainer(c.name, c.attempt), func(stages.Fault) error { return nil },
