@@ -96,6 +96,19 @@ func (fs *Faults) has(id int) bool {
 	return false
 }
 
+// Follow waits, briefly, until the stages that come before stage for ref
+// and are reported by other components have ended (kubelet after bind), as
+// Gate does, without holding at breakpoints: for a component that reports
+// a stage where it must not block for long.
+func (t *Tracer) Follow(ctx context.Context, ref Ref, stage stages.ID) {
+	if t == nil {
+		return
+	}
+	if ifSeen, need := predecessors(ref, stage); len(need) > 0 {
+		t.order.await(ctx, ref.Key(), ifSeen, need...)
+	}
+}
+
 // Fault returns the fail or flake fault that applies to the stage for ref,
 // consuming one attempt of a flake, without holding at breakpoints or
 // applying delays: for checks the component repeats on its own schedule,

@@ -1,6 +1,7 @@
 package cri
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -30,17 +31,32 @@ func (t *tracker) ObservedPodOnWatch(pod *v1.Pod, when time.Time) {
 	h := t.h
 	uid := string(pod.UID)
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	_, seen := h.kubelet[uid]
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		h.ending[uid] = true
+		seen = true
+	}
+	if !seen {
+		h.kubelet[uid] = nil // claimed: the span follows
+	}
+	h.mu.Unlock()
+	if seen {
 		return
 	}
-	if _, seen := h.kubelet[uid]; seen {
-		return
+	ref := trace.Ref{Kind: stages.KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: uid, Node: h.node}
+	// The kubelet hears of the binding as soon as etcd has it, usually
+	// before the scheduler has reported bind's end: let that come first.
+	h.tr.Follow(context.Background(), ref, stages.Kubelet)
+	span := h.tr.Begin(ref, stages.Kubelet, Component)
+	h.mu.Lock()
+	if h.kubelet[uid] == nil { // not ended meanwhile
+		h.kubelet[uid] = span
 	}
-	h.kubelet[uid] = h.tr.Begin(trace.Ref{Kind: stages.KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: uid, Node: h.node},
-		stages.Kubelet, Component)
+	h.mu.Unlock()
 }
+
+// ended marks a pod whose kubelet stage has ended.
+var ended = &trace.Span{}
 
 // isEnding reports whether the pod is being deleted or has finished: then
 // stopping its containers and sandbox is its way down (terminate, cleanup),
@@ -55,9 +71,9 @@ func (h *Hooks) isEnding(uid string) bool {
 func (h *Hooks) endKubelet(uid, message string) {
 	h.mu.Lock()
 	span := h.kubelet[uid]
-	h.kubelet[uid] = nil
+	h.kubelet[uid] = ended
 	h.mu.Unlock()
-	if span != nil {
+	if span != nil && span != ended {
 		span.Succeed("", message)
 	}
 }
@@ -80,11 +96,12 @@ func (h *Hooks) OnEvent(e *v1.Event) {
 	case e.Reason == "FailedMount":
 		h.mu.Lock()
 		span := h.kubelet[ref.UID]
-		if span != nil {
+		open := span != nil && span != ended
+		if open {
 			h.kubelet[ref.UID] = h.tr.Begin(ref, stages.Kubelet, Component)
 		}
 		h.mu.Unlock()
-		if span != nil {
+		if open {
 			span.Retry(e.Reason, e.Message, time.Time{})
 		}
 	case e.Reason == "InvalidImageName" || e.Reason == "ErrImageNeverPull":
