@@ -53,7 +53,8 @@ type Config struct {
 	// Kubelet picks the node agent: HandWrittenKubelet (the default for
 	// now) or UpstreamKubelet, the real kubelet on a CRI runtime.
 	Kubelet KubeletKind
-	// NewCRI builds a node's CRI runtime for the upstream kubelet.
+	// NewCRI builds a node's CRI runtime for the upstream kubelet; the
+	// simulated runtime (engine/cri/sim) when nil.
 	NewCRI func(n nodes.Spec, e *Engine, seed int64) (CRI, error)
 	// PlainControlPlane runs the upstream components without podtrace's
 	// seams (no API or scheduling stages, faults or breakpoints there): the

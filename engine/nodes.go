@@ -13,9 +13,12 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/version"
@@ -37,12 +40,23 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	e.Nodes = make([]*node.Node, len(cfg.Nodes))
 	e.CRIHooks = make([]*crihooks.Hooks, len(cfg.Nodes))
 	var g errgroup.Group
+	var sims []*crisim.Runtime
 	for i, n := range cfg.Nodes {
-		rt, err := cfg.NewCRI(n, e, cfg.Seed+int64(i))
-		if err != nil {
-			return fmt.Errorf("node %s: %w", n.Name, err)
+		var hooks *crihooks.Hooks
+		if cfg.NewCRI != nil {
+			rt, err := cfg.NewCRI(n, e, cfg.Seed+int64(i))
+			if err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
+		} else {
+			sim, err := newSim(n, cfg, cfg.Seed+int64(i), &hooks)
+			if err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			sims = append(sims, sim)
+			hooks = crihooks.New(e.Tracer, n.Name, sim, sim)
 		}
-		hooks := crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
 		e.CRIHooks[i] = hooks
 		g.Go(func() error {
 			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
@@ -66,7 +80,41 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if len(sims) > 0 {
+		go recheckOnFaults(ctx, e, sims)
+	}
 	return e.waitNodesReady(ctx, len(cfg.Nodes))
+}
+
+// newSim returns the simulated runtime of node n, its network and health
+// reported through the node's CRI interposer (*hooks, set once made).
+func newSim(n nodes.Spec, cfg Config, seed int64, hooks **crihooks.Hooks) (*crisim.Runtime, error) {
+	var sim *crisim.Runtime
+	var err error
+	sim, err = crisim.New(crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: seed, Speed: cfg.Speed,
+		Network: func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (string, error)) (string, error) {
+			return (*hooks).Network(sim.RangeSet())(ctx, md, add)
+		},
+		ExtraPorts: func(md *runtimeapi.PodSandboxMetadata) []int32 { return (*hooks).ProbePorts(md) },
+		Unhealthy:  func(md *runtimeapi.PodSandboxMetadata) bool { return (*hooks).Unhealthy(md) },
+	})
+	return sim, err
+}
+
+// recheckOnFaults makes the simulated pods stop or resume answering on
+// their addresses as ready faults come and go.
+func recheckOnFaults(ctx context.Context, e *Engine, sims []*crisim.Runtime) {
+	for {
+		changed := e.Tracer.Faults.Changed()
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+		for _, s := range sims {
+			s.Recheck()
+		}
+	}
 }
 
 // nodeReadyTimeout bounds how long Start waits for the kubelets to

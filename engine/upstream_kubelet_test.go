@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	critest "k8s.io/cri-api/pkg/apis/testing"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/enginetest"
@@ -25,12 +23,7 @@ func startUpstream(t *testing.T, n int) (*engine.Engine, *recorder) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Seed: 1,
-		Kubelet: engine.UpstreamKubelet, NewCRI: func(nodes.Spec, *engine.Engine, int64) (engine.CRI, error) {
-			rt := critest.NewFakeRuntimeService()
-			rt.FakeStatus = &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-				{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true}}}
-			return engine.CRI{Runtime: rt, Images: critest.NewFakeImageService()}, nil
-		}})
+		Speed: 20, Kubelet: engine.UpstreamKubelet})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -53,7 +46,7 @@ func TestUpstreamKubeletDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	}
 	var want []stages.ID
 	for _, s := range stages.Lifecycle {
-		if s != stages.CNI && s != stages.Hooks { // no postStart hook; cni comes from the runtime
+		if s != stages.Hooks { // the pods have no postStart hook
 			want = append(want, s)
 		}
 	}

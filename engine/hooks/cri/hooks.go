@@ -45,8 +45,9 @@ type Hooks struct {
 	sandboxes  map[string]trace.Ref // sandbox ID → pod
 	containers map[string]container // container ID → pod and container
 	kubelet    map[string]*trace.Span
-	pulled     map[string]bool // pod UID and image → the pod pulled it
-	ending     map[string]bool // pod UID → deleted or finished
+	pulled     map[string]bool    // pod UID and image → the pod pulled it
+	ending     map[string]bool    // pod UID → deleted or finished
+	ports      map[string][]int32 // pod UID → its probes' and hooks' ports
 	notReady   atomic.Bool
 }
 
@@ -62,7 +63,7 @@ type container struct {
 // reporting to tr and taking its faults and breakpoints.
 func New(tr *trace.Tracer, node string, rt internalapi.RuntimeService, img internalapi.ImageManagerService) *Hooks {
 	return &Hooks{tr: tr, node: node, rt: rt, img: img, sandboxes: map[string]trace.Ref{},
-		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}, ending: map[string]bool{}}
+		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}, ending: map[string]bool{}, ports: map[string][]int32{}}
 }
 
 // Runtime returns the runtime service the kubelet should use.

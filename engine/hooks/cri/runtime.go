@@ -68,6 +68,7 @@ func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
 		uid := r.h.sandboxes[id].UID
 		delete(r.h.kubelet, uid)
 		delete(r.h.ending, uid)
+		delete(r.h.ports, uid)
 		for k := range r.h.pulled {
 			if strings.HasPrefix(k, uid+"\x00") {
 				delete(r.h.pulled, k)

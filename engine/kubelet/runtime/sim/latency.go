@@ -25,6 +25,18 @@ var DefaultLatency = Latency{
 	PullBase: 300 * time.Millisecond, PullBytesPerSec: 25e6, Jitter: 0.2,
 }
 
+// Scaled returns the model with every duration divided by speed (2 makes
+// the runtime twice as fast); speed <= 0 leaves it unchanged.
+func (l Latency) Scaled(speed float64) Latency {
+	if speed <= 0 || speed == 1 {
+		return l
+	}
+	d := func(x time.Duration) time.Duration { return time.Duration(float64(x) / speed) }
+	l.Sandbox, l.Create, l.Start, l.Stop, l.Remove, l.PullBase = d(l.Sandbox), d(l.Create), d(l.Start), d(l.Stop), d(l.Remove), d(l.PullBase)
+	l.PullBytesPerSec *= speed
+	return l
+}
+
 // ZeroLatency makes every operation instant.
 var ZeroLatency = Latency{}
 

@@ -28,6 +28,9 @@ type Config struct {
 	Seed int64
 	// Node names the node, for IDs.
 	Node string
+	// OnLog, when set, is told each line a container writes, as it writes
+	// it (a CRI runtime writes them to the container's log file).
+	OnLog func(containerID string, line runtime.LogLine)
 }
 
 // Runtime is the simulated runtime. It is safe for concurrent use.
@@ -35,6 +38,7 @@ type Runtime struct {
 	clock clock.WithTicker
 	model model
 	node  string
+	onLog func(string, runtime.LogLine)
 
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
@@ -66,7 +70,7 @@ func New(cfg Config) *Runtime {
 	if cfg.Latency != nil {
 		lat = *cfg.Latency
 	}
-	return &Runtime{clock: cfg.Clock, model: model{Latency: lat, seed: cfg.Seed}, node: cfg.Node,
+	return &Runtime{clock: cfg.Clock, model: model{Latency: lat, seed: cfg.Seed}, node: cfg.Node, onLog: cfg.OnLog,
 		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]runtime.Image{}}
 }
 
@@ -236,9 +240,11 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, runtime.StateCreated)
 	}
 	c.status.State, c.status.StartedAt = runtime.StateRunning, now
-	c.logs = append(c.logs, runtime.LogLine{Time: now, Stream: "stdout", Text: fmt.Sprintf("podtrace-sim: %s started", c.status.Image)})
+	first := runtime.LogLine{Time: now, Stream: "stdout", Text: fmt.Sprintf("podtrace-sim: %s started", c.status.Image)}
+	c.logs = append(c.logs, first)
 	sb := c.sandbox
 	r.mu.Unlock()
+	r.logged(id, first)
 	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sb, State: runtime.StateRunning, Time: now})
 	go r.run(c)
 	return nil
@@ -258,9 +264,11 @@ func (r *Runtime) run(c *container) {
 				return
 			}
 		case "log":
+			line := runtime.LogLine{Time: r.clock.Now(), Stream: "stdout", Text: st.arg}
 			r.mu.Lock()
-			c.logs = append(c.logs, runtime.LogLine{Time: r.clock.Now(), Stream: "stdout", Text: st.arg})
+			c.logs = append(c.logs, line)
 			r.mu.Unlock()
+			r.logged(c.status.ID, line)
 		case "touch":
 			r.mu.Lock()
 			c.files[st.arg] = true
@@ -279,6 +287,12 @@ func (r *Runtime) run(c *container) {
 		}
 	}
 	r.exit(c, status)
+}
+
+func (r *Runtime) logged(id string, line runtime.LogLine) {
+	if r.onLog != nil {
+		r.onLog(id, line)
+	}
 }
 
 // exit records the container's exit with code, unless it already exited.
@@ -418,6 +432,24 @@ func (r *Runtime) Preload(refs ...string) error {
 		r.mu.Unlock()
 	}
 	return nil
+}
+
+// Images returns the images on the node.
+func (r *Runtime) Images() []runtime.Image {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]runtime.Image, 0, len(r.images))
+	for _, img := range r.images {
+		out = append(out, img)
+	}
+	return out
+}
+
+// RemoveImage removes an image (a normalized reference) from the node.
+func (r *Runtime) RemoveImage(ref string) {
+	r.mu.Lock()
+	delete(r.images, ref)
+	r.mu.Unlock()
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)

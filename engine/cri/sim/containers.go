@@ -1,0 +1,205 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/labels"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	utilexec "k8s.io/utils/exec"
+
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+)
+
+// CreateContainer creates a container from its image, command and
+// arguments (which say what the simulated process does: see the simulated
+// runtime's rules), with its log file at the path the kubelet gives.
+func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+	env := map[string]string{}
+	for _, kv := range cfg.GetEnvs() {
+		env[kv.GetKey()] = string(kv.GetValue())
+	}
+	image := cfg.GetImage().GetUserSpecifiedImage()
+	if image == "" {
+		image = cfg.GetImage().GetImage()
+	}
+	ref := normalize(image)
+	id, err := r.rt.CreateContainer(ctx, sandboxID, runtime.ContainerConfig{Name: cfg.GetMetadata().GetName(),
+		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
+		Env: env, Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
+	if err != nil {
+		return "", criError(err)
+	}
+	c := &container{id: id, sandbox: sandboxID, config: cfg, created: time.Now(), imageRef: cfg.GetImage().GetImage()}
+	if dir, p := sc.GetLogDirectory(), cfg.GetLogPath(); dir != "" && p != "" {
+		c.logPath = filepath.Join(dir, p)
+		c.log = openLog(c.logPath)
+	}
+	r.mu.Lock()
+	r.containers[id] = c
+	r.mu.Unlock()
+	return id, nil
+}
+
+// StartContainer starts the container's process.
+func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+	return criError(r.rt.StartContainer(ctx, id))
+}
+
+// StopContainer stops the process: the stop signal, then a kill after
+// timeout seconds.
+func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	return criError(r.rt.StopContainer(ctx, id, time.Duration(timeout)*time.Second))
+}
+
+// RemoveContainer removes a stopped container.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	if err := r.rt.RemoveContainer(ctx, id); err != nil {
+		return criError(err)
+	}
+	r.mu.Lock()
+	if c, ok := r.containers[id]; ok {
+		c.log.close()
+		delete(r.containers, id)
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// ListContainers lists the containers that match filter.
+func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	r.mu.Lock()
+	cs := make([]*container, 0, len(r.containers))
+	for _, c := range r.containers {
+		cs = append(cs, c)
+	}
+	r.mu.Unlock()
+	var out []*runtimeapi.Container
+	for _, c := range cs {
+		st, err := r.rt.ContainerStatus(ctx, c.id)
+		if err != nil {
+			continue
+		}
+		state := criState(st.State)
+		if filter != nil {
+			if filter.GetId() != "" && filter.GetId() != c.id {
+				continue
+			}
+			if filter.GetPodSandboxId() != "" && filter.GetPodSandboxId() != c.sandbox {
+				continue
+			}
+			if s := filter.GetState(); s != nil && s.GetState() != state {
+				continue
+			}
+			if !labels.SelectorFromSet(filter.GetLabelSelector()).Matches(labels.Set(c.config.GetLabels())) {
+				continue
+			}
+		}
+		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandbox, Metadata: c.config.GetMetadata(),
+			Image: c.config.GetImage(), ImageRef: c.imageRef, State: state, CreatedAt: c.created.UnixNano(),
+			Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations()})
+	}
+	return out, nil
+}
+
+// ContainerStatus reports the container's state and exit.
+func (r *Runtime) ContainerStatus(ctx context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	r.mu.Unlock()
+	if !ok {
+		return nil, notFound("container", id)
+	}
+	st, err := r.rt.ContainerStatus(ctx, id)
+	if err != nil {
+		return nil, criError(err)
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, Metadata: c.config.GetMetadata(),
+		State: criState(st.State), CreatedAt: c.created.UnixNano(), StartedAt: unixNano(st.StartedAt), FinishedAt: unixNano(st.FinishedAt),
+		ExitCode: int32(st.ExitCode), Image: c.config.GetImage(), ImageRef: c.imageRef, Reason: st.Reason, Message: st.Message,
+		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath}}, nil
+}
+
+func criState(s runtime.State) runtimeapi.ContainerState {
+	switch s {
+	case runtime.StateCreated:
+		return runtimeapi.ContainerState_CONTAINER_CREATED
+	case runtime.StateRunning:
+		return runtimeapi.ContainerState_CONTAINER_RUNNING
+	case runtime.StateExited:
+		return runtimeapi.ContainerState_CONTAINER_EXITED
+	}
+	return runtimeapi.ContainerState_CONTAINER_UNKNOWN
+}
+
+// UpdateContainerResources accepts the new resources.
+func (r *Runtime) UpdateContainerResources(context.Context, string, *runtimeapi.ContainerResources) error {
+	return nil
+}
+
+// ExecSync runs cmd against the simulated container (exec probes and exec
+// hooks); a non-zero exit is an ExitError, as CRI's remote client reports it.
+func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	res, err := r.rt.ExecSync(ctx, id, cmd, timeout)
+	if err != nil {
+		return nil, nil, criError(err)
+	}
+	if res.ExitCode != 0 {
+		return []byte(res.Stdout), []byte(res.Stderr), utilexec.CodeExitError{
+			Err:  fmt.Errorf("command '%s' exited with %d: %s", strings.Join(cmd, " "), res.ExitCode, res.Stderr),
+			Code: res.ExitCode,
+		}
+	}
+	return []byte(res.Stdout), []byte(res.Stderr), nil
+}
+
+// Exec is not simulated: there is no process to attach a terminal to.
+func (r *Runtime) Exec(context.Context, *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "%s does not run exec sessions", RuntimeName)
+}
+
+// Attach is not simulated.
+func (r *Runtime) Attach(context.Context, *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "%s does not attach to containers", RuntimeName)
+}
+
+// ReopenContainerLog reopens the container's log file (after rotation).
+func (r *Runtime) ReopenContainerLog(_ context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[id]
+	if !ok {
+		return notFound("container", id)
+	}
+	c.log.close()
+	c.log = openLog(c.logPath)
+	return nil
+}
+
+// CheckpointContainer is not simulated.
+func (r *Runtime) CheckpointContainer(context.Context, *runtimeapi.CheckpointContainerRequest) error {
+	return status.Errorf(codes.Unimplemented, "%s does not checkpoint containers", RuntimeName)
+}
+
+// GetContainerEvents is not served: the kubelet's generic PLEG lists
+// containers instead.
+func (r *Runtime) GetContainerEvents(context.Context, chan *runtimeapi.ContainerEventResponse, func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+	return status.Errorf(codes.Unimplemented, "%s does not stream container events", RuntimeName)
+}
+
+// logLine writes a line the simulated process wrote to its log file.
+func (r *Runtime) logLine(id string, line runtime.LogLine) {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	var l *logFile
+	if ok {
+		l = c.log
+	}
+	r.mu.Unlock()
+	l.write(time.Now(), line.Stream, line.Text)
+}

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/labels"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/engine/kubelet/network"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+)
+
+// RunPodSandbox starts the pod's pause container, then sets up its network
+// (the CNI ADD, through Config.Network) and starts answering on its
+// address. A network failure tears the sandbox down again and fails the
+// call as containerd does.
+func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, _ string) (string, error) {
+	md := cfg.GetMetadata()
+	id, err := r.rt.RunPodSandbox(ctx, runtime.SandboxConfig{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid(),
+		Attempt: int(md.GetAttempt()), Hostname: cfg.GetHostname(), Annotations: cfg.GetAnnotations()})
+	if err != nil {
+		return "", criError(err)
+	}
+	pod := network.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}
+	add := func() (string, error) {
+		res, err := r.ipam.SetUp(ctx, pod)
+		if err != nil {
+			return "", err
+		}
+		return loopback(res.IP), nil
+	}
+	var ip string
+	if r.cfg.Network != nil {
+		ip, err = r.cfg.Network(ctx, md, add)
+	} else {
+		ip, err = add()
+	}
+	if err != nil {
+		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
+		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
+		return "", status.Errorf(codes.Unknown, "failed to setup network for sandbox %q: %v", id, err)
+	}
+	sb := &sandbox{id: id, config: cfg, created: time.Now(), ip: ip, ready: true}
+	sb.serving = r.serve(sb)
+	r.mu.Lock()
+	r.sandboxes[id] = sb
+	r.mu.Unlock()
+	return id, nil
+}
+
+// StopPodSandbox stops the sandbox's containers, stops answering on its
+// address and releases it (CNI DEL).
+func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
+	r.mu.Lock()
+	sb, ok := r.sandboxes[id]
+	r.mu.Unlock()
+	if !ok {
+		return nil // idempotent, as in CRI
+	}
+	if err := r.rt.StopPodSandbox(ctx, id); err != nil {
+		return criError(err)
+	}
+	r.mu.Lock()
+	sb.ready = false
+	srv := sb.serving
+	sb.serving = nil
+	r.mu.Unlock()
+	srv.close()
+	md := sb.config.GetMetadata()
+	return criError(r.ipam.TearDown(ctx, network.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}))
+}
+
+// RemovePodSandbox removes a sandbox and its containers.
+func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
+	if err := r.StopPodSandbox(ctx, id); err != nil {
+		return err
+	}
+	if err := r.rt.RemovePodSandbox(ctx, id); err != nil {
+		return criError(err)
+	}
+	r.mu.Lock()
+	delete(r.sandboxes, id)
+	for cid, c := range r.containers {
+		if c.sandbox == id {
+			c.log.close()
+			delete(r.containers, cid)
+		}
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// PodSandboxStatus reports the sandbox's state and address.
+func (r *Runtime) PodSandboxStatus(_ context.Context, id string, _ bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sb, ok := r.sandboxes[id]
+	if !ok {
+		return nil, notFound("sandbox", id)
+	}
+	return &runtimeapi.PodSandboxStatusResponse{Status: sb.status()}, nil
+}
+
+func (sb *sandbox) state() runtimeapi.PodSandboxState {
+	if sb.ready {
+		return runtimeapi.PodSandboxState_SANDBOX_READY
+	}
+	return runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+}
+
+func (sb *sandbox) status() *runtimeapi.PodSandboxStatus {
+	st := &runtimeapi.PodSandboxStatus{Id: sb.id, Metadata: sb.config.GetMetadata(), State: sb.state(),
+		CreatedAt: sb.created.UnixNano(), Labels: sb.config.GetLabels(), Annotations: sb.config.GetAnnotations(),
+		Network: &runtimeapi.PodSandboxNetworkStatus{Ip: sb.ip}}
+	if l := sb.config.GetLinux(); l != nil {
+		st.Linux = &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: l.GetSecurityContext().GetNamespaceOptions()}}
+	}
+	return st
+}
+
+// ListPodSandbox lists the sandboxes that match filter.
+func (r *Runtime) ListPodSandbox(_ context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*runtimeapi.PodSandbox
+	for _, sb := range r.sandboxes {
+		if filter != nil {
+			if filter.GetId() != "" && filter.GetId() != sb.id {
+				continue
+			}
+			if s := filter.GetState(); s != nil && s.GetState() != sb.state() {
+				continue
+			}
+			if !labels.SelectorFromSet(filter.GetLabelSelector()).Matches(labels.Set(sb.config.GetLabels())) {
+				continue
+			}
+		}
+		out = append(out, &runtimeapi.PodSandbox{Id: sb.id, Metadata: sb.config.GetMetadata(), State: sb.state(),
+			CreatedAt: sb.created.UnixNano(), Labels: sb.config.GetLabels(), Annotations: sb.config.GetAnnotations()})
+	}
+	return out, nil
+}
+
+// PortForward is not simulated: the runtime has no processes to reach.
+func (r *Runtime) PortForward(context.Context, *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return nil, status.Error(codes.Unimplemented, fmt.Sprintf("%s does not forward ports", RuntimeName))
+}
+
+// UpdatePodSandboxResources accepts the new resources.
+func (r *Runtime) UpdatePodSandboxResources(context.Context, *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	return &runtimeapi.UpdatePodSandboxResourcesResponse{}, nil
+}

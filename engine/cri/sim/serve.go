@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// server answers on a pod's address: every port of its containers and
+// the extra ports Config.ExtraPorts names. Any HTTP request gets 200 "ok";
+// a TCP connection is accepted. While Config.Unhealthy holds for the pod,
+// nothing listens, as for an application that stopped answering: probes
+// get "connection refused".
+type server struct {
+	r     *Runtime
+	sb    *sandbox
+	addrs []string
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	closed    bool
+}
+
+// serve starts answering on sb's address.
+func (r *Runtime) serve(sb *sandbox) *server {
+	seen := map[int32]bool{}
+	var ports []int32
+	for _, pm := range sb.config.GetPortMappings() {
+		ports = append(ports, pm.GetContainerPort())
+	}
+	if r.cfg.ExtraPorts != nil {
+		ports = append(ports, r.cfg.ExtraPorts(sb.config.GetMetadata())...)
+	}
+	s := &server{r: r, sb: sb}
+	for _, p := range ports {
+		if p > 0 && !seen[p] {
+			seen[p] = true
+			s.addrs = append(s.addrs, net.JoinHostPort(sb.ip, strconv.Itoa(int(p))))
+		}
+	}
+	s.recheck()
+	return s
+}
+
+// Recheck makes every pod listen or not, as Config.Unhealthy now says:
+// call it when what Unhealthy answers may have changed.
+func (r *Runtime) Recheck() {
+	r.mu.Lock()
+	var ss []*server
+	for _, sb := range r.sandboxes {
+		if sb.serving != nil {
+			ss = append(ss, sb.serving)
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range ss {
+		s.recheck()
+	}
+}
+
+func (s *server) recheck() {
+	healthy := s.r.cfg.Unhealthy == nil || !s.r.cfg.Unhealthy(s.sb.config.GetMetadata())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+	case healthy && s.listeners == nil:
+		for _, a := range s.addrs {
+			l, err := net.Listen("tcp", a)
+			if err != nil {
+				klog.InfoS("Simulated pod cannot answer on its address", "pod", podKey(s.sb.config.GetMetadata()), "address", a, "err", err)
+				continue
+			}
+			s.listeners = append(s.listeners, l)
+			go answer(l)
+		}
+	case !healthy && s.listeners != nil:
+		s.closeLocked()
+	}
+}
+
+func (s *server) closeLocked() {
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	s.listeners = nil
+}
+
+// close stops answering for good.
+func (s *server) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.closeLocked()
+}
+
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte("ok\n"))
+})
+
+func answer(l net.Listener) {
+	// Its complaints about probe connections go nowhere, never to the
+	// terminal the UI draws on.
+	srv := &http.Server{Handler: okHandler, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	if err := srv.Serve(l); err != nil && !errors.Is(err, net.ErrClosed) {
+		klog.V(2).InfoS("Simulated pod stopped answering", "address", l.Addr(), "err", err)
+	}
+}

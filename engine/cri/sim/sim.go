@@ -1,0 +1,197 @@
+// Package sim serves podtrace's simulated container runtime over CRI, in
+// process: the RuntimeService and ImageManagerService a real kubelet drives.
+// Sandboxes, pulls, containers, their programs and exit codes, and exec are
+// the simulated runtime's (engine/kubelet/runtime/sim: a seeded latency
+// model scaled by --speed, image sizes, commands that exit after a time);
+// pod addresses come from a host-local style IPAM over the node's pod CIDR
+// (engine/kubelet/network/sim), and this package reports them as the CNI
+// ADD result, writes containers' output in CRI log format to the path the
+// kubelet gives, and answers on each pod's address.
+//
+// Pod addresses: the kubelet dials a pod's IP itself for HTTP, TCP and gRPC
+// probes and httpGet hooks, so a simulated pod must really answer there.
+// Each pod gets a loopback address that mirrors its place in the pod CIDR
+// (10.244.1.7 is served as 127.244.1.7): on Linux every 127/8 address is
+// loopback, so this needs no root and no network namespace, and the
+// answers never leave the machine. A network namespace per node would need
+// root (or a user namespace) and a way for the kubelet, in podtrace's own
+// namespace, to reach into it. The costs: ports below 1024 need root (or a
+// lower net.ipv4.ip_unprivileged_port_start), and on macOS only 127.0.0.1
+// is configured (`sudo ifconfig lo0 alias 127.244.1.7` adds one), so there
+// probes of pods whose address cannot be bound fail with connection refused.
+// A bind that fails is logged, not fatal.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	netsim "github.com/podtrace/podtrace/engine/kubelet/network/sim"
+	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	rtsim "github.com/podtrace/podtrace/engine/kubelet/runtime/sim"
+	"github.com/podtrace/podtrace/version"
+)
+
+// RuntimeName is the name the runtime reports (containers' IDs in pod
+// status read podtrace-sim://...).
+const RuntimeName = "podtrace-sim"
+
+// Config configures one node's simulated runtime.
+type Config struct {
+	// Node names the node (IDs depend on it and on Seed).
+	Node string
+	// PodCIDR is the node's pod range, e.g. 10.244.1.0/24.
+	PodCIDR string
+	// Seed makes latencies and IDs repeatable.
+	Seed int64
+	// Speed divides every latency (2 = twice as fast); 0 means 1.
+	Speed float64
+	// Latency is the timing model; rtsim.DefaultLatency when nil.
+	Latency *rtsim.Latency
+	// Network, when set, wraps each sandbox's CNI ADD (the cni stage): it
+	// must call add, or return an error instead, which fails the sandbox as
+	// a failing CNI plugin does.
+	Network func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (ip string, err error)) (string, error)
+	// ExtraPorts, when set, names ports to answer on besides the pod's
+	// container ports (the ports its probes and hooks use).
+	ExtraPorts func(md *runtimeapi.PodSandboxMetadata) []int32
+	// Unhealthy, when set and true for a pod, makes it answer HTTP with 503
+	// and refuse TCP, as an application that is not ready does.
+	Unhealthy func(md *runtimeapi.PodSandboxMetadata) bool
+}
+
+// Runtime is one node's simulated CRI runtime.
+type Runtime struct {
+	cfg Config
+	rt  *rtsim.Runtime
+	ipam *netsim.Plugin
+
+	mu         sync.Mutex
+	sandboxes  map[string]*sandbox
+	containers map[string]*container
+}
+
+type sandbox struct {
+	id      string
+	config  *runtimeapi.PodSandboxConfig
+	created time.Time
+	ip      string
+	ready   bool
+	serving *server
+}
+
+type container struct {
+	id, sandbox string
+	config      *runtimeapi.ContainerConfig
+	created     time.Time
+	imageRef    string
+	logPath     string
+	log         *logFile
+}
+
+var (
+	_ internalapi.RuntimeService      = (*Runtime)(nil)
+	_ internalapi.ImageManagerService = (*Runtime)(nil)
+)
+
+// New returns the simulated runtime of one node.
+func New(cfg Config) (*Runtime, error) {
+	lat := rtsim.DefaultLatency
+	if cfg.Latency != nil {
+		lat = *cfg.Latency
+	}
+	lat = lat.Scaled(cfg.Speed)
+	if cfg.PodCIDR == "" {
+		cfg.PodCIDR = "10.244.0.0/24"
+	}
+	ipam, err := netsim.New(cfg.PodCIDR, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{cfg: cfg, ipam: ipam, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
+	r.rt = rtsim.New(rtsim.Config{Clock: clock.RealClock{}, Latency: &lat, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
+	return r, nil
+}
+
+// RangeSet returns the node's IPAM range as host-local prints it
+// ("10.244.1.1-10.244.1.254"), for the cni fault's error.
+func (r *Runtime) RangeSet() string { return r.ipam.RangeSet() }
+
+// Version implements CRI.
+func (r *Runtime) Version(context.Context, string) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: version.Podtrace,
+		RuntimeApiVersion: "v1"}, nil
+}
+
+// Status reports the runtime and its network ready.
+func (r *Runtime) Status(context.Context, bool) (*runtimeapi.StatusResponse, error) {
+	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true}}}}, nil
+}
+
+// RuntimeConfig reports the cgroup driver, as containerd does.
+func (r *Runtime) RuntimeConfig(context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
+	return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_SYSTEMD}}, nil
+}
+
+// UpdateRuntimeConfig accepts the pod CIDR the kubelet passes on.
+func (r *Runtime) UpdateRuntimeConfig(context.Context, *runtimeapi.RuntimeConfig) error { return nil }
+
+// Close implements CRI; the runtime lives as long as the process.
+func (r *Runtime) Close(context.Context) error { return nil }
+
+// criError turns the simulated runtime's errors into CRI's gRPC statuses.
+func criError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	msg := err.Error()
+	if errors.Is(err, runtime.ErrNotFound) {
+		return status.Error(codes.NotFound, strings.TrimPrefix(msg, "rpc error: code = NotFound desc = "))
+	}
+	if rest, ok := strings.CutPrefix(msg, "rpc error: code = NotFound desc = "); ok {
+		return status.Error(codes.NotFound, rest)
+	}
+	return status.Error(codes.Unknown, strings.TrimPrefix(msg, "rpc error: code = Unknown desc = "))
+}
+
+// loopback maps a pod CIDR address to the loopback address the pod is
+// served on: 10.244.1.7 → 127.244.1.7.
+func loopback(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is4() {
+		return ip
+	}
+	b := a.As4()
+	b[0] = 127
+	return netip.AddrFrom4(b).String()
+}
+
+func notFound(kind, id string) error {
+	return status.Errorf(codes.NotFound, "an error occurred when try to find %s %q: not found", kind, id)
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func podKey(md *runtimeapi.PodSandboxMetadata) string {
+	return fmt.Sprintf("%s/%s", md.GetNamespace(), md.GetName())
+}

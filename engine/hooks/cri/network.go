@@ -1,0 +1,108 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Network runs a simulated runtime's CNI ADD for a sandbox as the cni
+// stage: held at breakpoints, failed by a cni fault with the error of
+// NetworkError over rangeSet, reported with the pod's address.
+func (h *Hooks) Network(rangeSet string) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (string, error)) (string, error) {
+	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (string, error)) (string, error) {
+		ref := h.ref(md)
+		f, err := h.tr.Gate(ctx, ref, stages.CNI, RuntimeComponent)
+		if err != nil {
+			return "", err
+		}
+		span := h.tr.Begin(ref, stages.CNI, RuntimeComponent)
+		if f != nil {
+			err := NetworkError(*f, rangeSet)
+			span.Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+			return "", err
+		}
+		ip, err := add()
+		if err != nil {
+			span.Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+			return "", err
+		}
+		span.Succeed("", fmt.Sprintf("eth0 %s (CNI ADD)", ip))
+		return ip, nil
+	}
+}
+
+// Unhealthy reports whether a ready fault covers the pod: its simulated
+// application then stops answering on its address, so the kubelet's HTTP,
+// TCP and gRPC probes fail.
+func (h *Hooks) Unhealthy(md *runtimeapi.PodSandboxMetadata) bool {
+	ref := h.ref(md)
+	for _, f := range h.tr.ActiveFaults() {
+		if f.Stage == stages.Ready && (f.Kind == stages.Fail || f.Kind == stages.Flake) && f.Scope.Matches(ref.Key(), ref.Node) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProbePorts returns the ports the pod's probes and lifecycle hooks use,
+// as the kubelet last saw the pod, for a simulated runtime to answer on.
+func (h *Hooks) ProbePorts(md *runtimeapi.PodSandboxMetadata) []int32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ports[md.GetUid()]
+}
+
+// probePorts lists the ports of pod's probes and lifecycle hooks (named
+// ports resolved against the container's ports).
+func probePorts(pod *v1.Pod) []int32 {
+	var out []int32
+	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		named := map[string]int32{}
+		for _, p := range c.Ports {
+			named[p.Name] = p.ContainerPort
+		}
+		port := func(h *v1.ProbeHandler) {
+			if h == nil {
+				return
+			}
+			switch {
+			case h.HTTPGet != nil:
+				out = append(out, resolvePort(h.HTTPGet.Port.String(), named))
+			case h.TCPSocket != nil:
+				out = append(out, resolvePort(h.TCPSocket.Port.String(), named))
+			case h.GRPC != nil:
+				out = append(out, h.GRPC.Port)
+			}
+		}
+		for _, p := range []*v1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+			if p != nil {
+				port(&p.ProbeHandler)
+			}
+		}
+		if l := c.Lifecycle; l != nil {
+			for _, hd := range []*v1.LifecycleHandler{l.PostStart, l.PreStop} {
+				if hd != nil && hd.HTTPGet != nil {
+					out = append(out, resolvePort(hd.HTTPGet.Port.String(), named))
+				}
+				if hd != nil && hd.TCPSocket != nil {
+					out = append(out, resolvePort(hd.TCPSocket.Port.String(), named))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func resolvePort(p string, named map[string]int32) int32 {
+	if n, err := strconv.Atoi(p); err == nil {
+		return int32(n)
+	}
+	return named[p]
+}
