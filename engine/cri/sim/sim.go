@@ -73,8 +73,8 @@ type Config struct {
 
 // Runtime is one node's simulated CRI runtime.
 type Runtime struct {
-	cfg Config
-	rt  *rtsim.Runtime
+	cfg  Config
+	rt   *rtsim.Runtime
 	ipam *netsim.Plugin
 
 	mu         sync.Mutex
