@@ -5,12 +5,14 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/enginetest"
@@ -145,4 +147,175 @@ func TestUpstreamKubeletFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpstreamKubeletPods runs pods that exercise the real kubelet on the
+// simulated runtime, one node for all of them.
+func TestUpstreamKubeletPods(t *testing.T) {
+	e, rec := startUpstream(t, 1)
+	ctx := context.Background()
+	pods := e.AdminClient().CoreV1().Pods("default")
+	create := func(t *testing.T, p *corev1.Pod) {
+		t.Helper()
+		p.Namespace = "default"
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(name string) *corev1.Pod {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return &corev1.Pod{}
+		}
+		return p
+	}
+	ready := func(p *corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	}
+	event := func(name, reason, contains string) func() bool {
+		return func() bool {
+			evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+			if err != nil {
+				return false
+			}
+			for _, ev := range evs.Items {
+				if ev.Reason == reason && strings.Contains(ev.Message, contains) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	lane := func(name string, stage stages.ID, status stages.Status) []stages.Event {
+		var out []stages.Event
+		for _, ev := range rec.Events() {
+			if ev.Pod == name && ev.Stage == stage && (status == "" || ev.Status == status) {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+
+	t.Run("crash loop", func(t *testing.T) {
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "crash"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "worker", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo boom; exit 1"}}}}})
+		var st corev1.ContainerStatus
+		enginetest.WaitFor(t, 60*time.Second, "CrashLoopBackOff", func() bool {
+			p := get("crash")
+			if len(p.Status.ContainerStatuses) == 0 {
+				return false
+			}
+			st = p.Status.ContainerStatuses[0]
+			return st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" && st.RestartCount >= 1
+		})
+		if !regexp.MustCompile(`^back-off \d+s restarting failed container=worker pod=crash_default`).MatchString(st.State.Waiting.Message) {
+			t.Errorf("waiting message %q, want upstream's back-off text", st.State.Waiting.Message)
+		}
+		if st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.ExitCode != 1 {
+			t.Errorf("last state %+v, want terminated with exit code 1", st.LastTerminationState)
+		}
+		enginetest.WaitFor(t, 10*time.Second, "the BackOff event", event("crash", "BackOff", "Back-off restarting failed container worker"))
+		// The lane's attempts and kubectl's RESTARTS agree once the kubelet
+		// has written the status of its latest restart.
+		attempts, restarts := 0, int32(0)
+		enginetest.WaitFor(t, 30*time.Second, "RESTARTS to match the lane's attempts", func() bool {
+			attempts = 0
+			for _, ev := range lane("crash", stages.Start, stages.Started) {
+				attempts = max(attempts, ev.Attempt)
+			}
+			if p := get("crash"); len(p.Status.ContainerStatuses) > 0 {
+				restarts = p.Status.ContainerStatuses[0].RestartCount
+			}
+			return int32(attempts-1) == restarts
+		})
+		if len(lane("crash", stages.Start, stages.Retrying)) == 0 {
+			t.Error("no start retry (CrashLoopBackOff) in the lane")
+		}
+	})
+
+	t.Run("init, postStart, httpGet readiness", func(t *testing.T) {
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ordered"}, Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo init done"}}},
+			Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo hello"}}}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+					PeriodSeconds: 1}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return ready(get("ordered")) })
+		var order []string
+		for _, ev := range rec.Events() {
+			if ev.Pod == "ordered" && ev.Status == stages.Succeeded && (ev.Stage == stages.Start || ev.Stage == stages.Hooks || ev.Stage == stages.Ready) {
+				order = append(order, string(ev.Stage)+":"+ev.Container)
+			}
+		}
+		want := []string{"start:init", "start:web", "hooks:web", "ready:"}
+		if strings.Join(order, " ") != strings.Join(want, " ") {
+			t.Errorf("order %v, want %v", order, want)
+		}
+		ip := get("ordered").Status.PodIP
+		if !strings.HasPrefix(ip, "127.244.") {
+			t.Errorf("pod IP %q, want a loopback address mirroring the pod CIDR", ip)
+		}
+	})
+
+	t.Run("readiness fault", func(t *testing.T) {
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "web", Image: "nginx:1.27", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+				HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8081)}}, PeriodSeconds: 1}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return ready(get("probed")) })
+		f := e.Tracer.Faults.Add(stages.Fault{Stage: stages.Ready, Kind: stages.Fail, Scope: stages.Scope{Pod: "default/probed"}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod NotReady", func() bool { return !ready(get("probed")) })
+		enginetest.WaitFor(t, 10*time.Second, "Unhealthy", event("probed", "Unhealthy", "Readiness probe failed"))
+		if len(lane("probed", stages.Ready, stages.Retrying)) == 0 {
+			t.Error("the lane's ready stage did not fall back")
+		}
+		e.Tracer.Faults.Remove(f.ID)
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready again", func() bool { return ready(get("probed")) })
+	})
+
+	t.Run("missing configMap", func(t *testing.T) {
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "nocm"}, Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "nothere"}}}}},
+			Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27", VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "FailedMount", event("nocm", "FailedMount", `MountVolume.SetUp failed for volume "cfg" : configmap "nothere" not found`))
+		if len(lane("nocm", stages.Kubelet, stages.Retrying)) == 0 {
+			t.Error("no kubelet retry (FailedMount) in the lane")
+		}
+	})
+
+	t.Run("invalid image name", func(t *testing.T) {
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "badref"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "web", Image: "NGINX:1.27"}}}})
+		enginetest.WaitFor(t, 30*time.Second, "InvalidImageName", event("badref", "InspectFailed", "invalid reference format"))
+		enginetest.WaitFor(t, 10*time.Second, "the lane's pull failure", func() bool {
+			return len(lane("badref", stages.Pull, stages.Failed)) > 0
+		})
+	})
+
+	t.Run("logs through the kubelet", func(t *testing.T) {
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "talker"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "talk", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hello from talker; sleep 3600"}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return ready(get("talker")) })
+		var out string
+		enginetest.WaitFor(t, 10*time.Second, "the log line", func() bool {
+			b, err := pods.GetLogs("talker", &corev1.PodLogOptions{}).DoRaw(ctx)
+			out = string(b)
+			return err == nil && strings.Contains(out, "hello from talker")
+		})
+	})
+
+	t.Run("cni fault", func(t *testing.T) {
+		e.Tracer.Faults.Add(stages.Fault{Stage: stages.CNI, Kind: stages.Fail, Scope: stages.Scope{Pod: "default/nonet"}})
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "nonet"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}})
+		enginetest.WaitFor(t, 30*time.Second, "FailedCreatePodSandBox", event("nonet", "FailedCreatePodSandBox",
+			`failed to setup network for sandbox`))
+		if evs := lane("nonet", stages.CNI, stages.Retrying); len(evs) == 0 || !strings.Contains(evs[0].Message, "no IP addresses available in range set: 10.244.1.1-10.244.1.254") {
+			t.Errorf("cni lane events %v, want host-local's exhaustion error", evs)
+		}
+	})
 }

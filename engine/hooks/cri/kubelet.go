@@ -105,7 +105,9 @@ func (h *Hooks) OnEvent(e *v1.Event) {
 		if open {
 			span.Retry(e.Reason, e.Message, time.Time{})
 		}
-	case e.Reason == "InvalidImageName" || e.Reason == "ErrImageNeverPull":
+	case e.Reason == "InspectFailed": // the image reference does not parse
+		record(stages.Pull, stages.Failed, "InvalidImageName")
+	case e.Reason == "ErrImageNeverPull":
 		record(stages.Pull, stages.Failed, e.Reason)
 	case e.Reason == "BackOff" && strings.HasPrefix(e.Message, "Back-off pulling image"):
 		record(stages.Pull, stages.Retrying, "ImagePullBackOff")
