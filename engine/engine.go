@@ -73,10 +73,10 @@ type KubeletKind string
 // The node agents.
 const (
 	// HandWrittenKubelet is podtrace's own kubelet (engine/kubelet).
-	HandWrittenKubelet KubeletKind = ""
+	HandWrittenKubelet KubeletKind = "podtrace"
 	// UpstreamKubelet is the real kubelet (k8s.io/kubernetes/cmd/kubelet)
 	// behind podtrace's CRI interposer (engine/node, engine/hooks/cri).
-	UpstreamKubelet KubeletKind = "upstream"
+	UpstreamKubelet KubeletKind = ""
 )
 
 // Engine is a running cluster.
@@ -147,7 +147,7 @@ func (e *Engine) client(user identity.User, agent string) (kubernetes.Interface,
 const kubeletsPerEventBroadcaster = 4
 
 func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
-	if cfg.Kubelet == UpstreamKubelet {
+	if cfg.Kubelet == UpstreamKubelet && cfg.NewRuntime == nil {
 		return e.startNodes(ctx, cfg)
 	}
 	type starter interface{ Start(context.Context) error }

@@ -92,8 +92,8 @@ func newSim(n nodes.Spec, cfg Config, seed int64, hooks **crihooks.Hooks) (*cris
 	var sim *crisim.Runtime
 	var err error
 	sim, err = crisim.New(crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: seed, Speed: cfg.Speed,
-		Network: func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (string, error)) (string, error) {
-			return (*hooks).Network(sim.RangeSet())(ctx, md, add)
+		Network: func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, id string, add func() (string, error)) (string, error) {
+			return (*hooks).Network(sim.RangeSet(), crisim.NetworkSetupError)(ctx, md, id, add)
 		},
 		ExtraPorts: func(md *runtimeapi.PodSandboxMetadata) []int32 { return (*hooks).ProbePorts(md) },
 		Unhealthy:  func(md *runtimeapi.PodSandboxMetadata) bool { return (*hooks).Unhealthy(md) },

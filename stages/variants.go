@@ -60,8 +60,6 @@ var catalogue = map[ID][]Variant{
 		{Name: "conflict", Description: "POST pods/binding loses a race: 409 Operation cannot be fulfilled on pods/binding; the pod is scheduled again"},
 	},
 	Kubelet: {
-		{Name: "missing-configmap", Description: `FailedMount: MountVolume.SetUp failed for volume ... : configmap "kube-root-ca.crt" not found`},
-		{Name: "missing-secret", Description: `FailedMount: MountVolume.SetUp failed for volume ... : secret ... not found`},
 		{Name: "node-not-ready", Description: "the node goes NotReady (cni plugin not initialized) and gets the node.kubernetes.io/not-ready taint"},
 	},
 	Sandbox: {
@@ -78,17 +76,16 @@ var catalogue = map[ID][]Variant{
 		{Name: "slow", Description: "the registry is slow: the pull takes 45s longer, then succeeds", Kind: Delay, Delay: 45 * time.Second},
 	},
 	Create: {
-		{Name: "config-error", Description: `CreateContainerConfigError: configmap "<container>-config" not found`},
 		{Name: "create-error", Description: "CreateContainerError: failed to create containerd container"},
 	},
 	Start: {
 		{Name: "crash", Description: "RunContainerError: exec: executable file not found in $PATH, then CrashLoopBackOff"},
 	},
 	Hooks: {
-		{Name: "exit-1", Description: "FailedPostStartHook: the postStart exec hook exits 1 and the container is killed"},
+		{Name: "exit-1", Description: "FailedPostStartHook: the pod's exec postStart hook exits 1 and the container is killed (pods without one are not affected)"},
 	},
 	Ready: {
-		{Name: "never-ready", Description: "the readiness probe never passes: Running but not Ready, Unhealthy events"},
+		{Name: "never-ready", Description: "the readiness probe never passes (the application stops answering; exec probes exit 1): Running but not Ready, Unhealthy events; a pod without a readiness probe stays Ready"},
 	},
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/version"
 )
 
 // clusterFlags are the flags every command that starts the engine shares.
@@ -30,6 +31,7 @@ type clusterFlags struct {
 	faults        faultList
 	runtime       string
 	containerd    string
+	kubelet       string
 }
 
 // faultList is --fault, repeatable.
@@ -68,7 +70,28 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
+	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+"; the default with the simulated runtime) or podtrace (podtrace's own, being retired; the default with --runtime containerd)")
 	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
+}
+
+// kubeletKind reads --kubelet.
+func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
+	containerd := c.runtime == "containerd"
+	switch c.kubelet {
+	case "":
+		if containerd {
+			return engine.HandWrittenKubelet, nil
+		}
+		return engine.UpstreamKubelet, nil
+	case "upstream":
+		if containerd {
+			return "", fmt.Errorf("--kubelet upstream: --runtime containerd still runs podtrace's own kubelet (use --kubelet podtrace)")
+		}
+		return engine.UpstreamKubelet, nil
+	case "podtrace":
+		return engine.HandWrittenKubelet, nil
+	}
+	return "", fmt.Errorf("--kubelet %q: want upstream or podtrace", c.kubelet)
 }
 
 // nodeSpecs reads --nodes: a count or a YAML file.
@@ -111,6 +134,13 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		endpoints = strings.Split(c.etcdEndpoints, ",")
 	}
 	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, EtcdTLS: c.etcdTLS, Nodes: specs, Speed: c.speed, Seed: c.seed}
+	if cfg.Kubelet, err = c.kubeletKind(); err != nil {
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, nil, err
+	}
 	closeHost, err := c.realRuntime(ctx, dir, specs, &cfg)
 	if err != nil {
 		closeLog()

@@ -37,7 +37,10 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	c.HealthzPort = 0
 	c.FileCheckFrequency.Duration = 20 * time.Second
 	c.HTTPCheckFrequency.Duration = 20 * time.Second
-	c.NodeStatusUpdateFrequency.Duration = 10 * time.Second
+	// The kubelet looks at its node's conditions every 2 s (upstream's
+	// default is 10 s) and writes only what changed, so a node whose
+	// runtime network goes down turns NotReady within seconds.
+	c.NodeStatusUpdateFrequency.Duration = 2 * time.Second
 	c.NodeStatusReportFrequency.Duration = 5 * time.Minute
 	c.SyncFrequency.Duration = 10 * time.Second
 	c.EvictionPressureTransitionPeriod.Duration = 5 * time.Minute

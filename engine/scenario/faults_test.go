@@ -20,9 +20,16 @@ import (
 
 func startEngine(t *testing.T, n int, speed float64) *engine.Engine {
 	t.Helper()
+	return startEngineWith(t, n, speed, engine.UpstreamKubelet)
+}
+
+// startEngineWith is startEngine with the given node agent.
+func startEngineWith(t *testing.T, n int, speed float64, kubelet engine.KubeletKind) *engine.Engine {
+	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1,
+		Kubelet: kubelet})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -45,7 +52,12 @@ spec:
   template:
     metadata: {labels: {app: %[1]s}}
     spec:
-      containers: [{name: web, image: "nginx:1.27", ports: [{containerPort: 80}]}]
+      containers:
+      - name: web
+        image: "nginx:1.27"
+        ports: [{containerPort: 8080}]
+        lifecycle: {postStart: {exec: {command: [sh, -c, "echo started"]}}}
+        readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
 `, name, replicas)
 }
 
@@ -111,8 +123,8 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 			see: Expectation{Stage: stages.Schedule, Status: stages.Retrying, Reason: "FailedScheduling", Message: "0/3 nodes are available: 3 node(s) were unschedulable."}},
 		{fault: "bind:fail:conflict", cond: "PodScheduled=False/SchedulerError",
 			see: Expectation{Stage: stages.Bind, Status: stages.Retrying, Reason: "FailedScheduling", Message: "Operation cannot be fulfilled on pods/binding"}},
-		{fault: "kubelet:fail:missing-secret", cond: "Ready=False/",
-			see: Expectation{Stage: stages.Kubelet, Status: stages.Retrying, Reason: "FailedMount", Message: "MountVolume.SetUp failed for volume"}},
+		{fault: "kubelet:delay:2s",
+			see: Expectation{Stage: stages.Kubelet, Status: stages.Waiting, Reason: "Delay"}},
 		{fault: "sandbox:fail:runtime-error", event: "FailedCreatePodSandBox",
 			see: Expectation{Stage: stages.Sandbox, Status: stages.Retrying, Reason: "FailedCreatePodSandBox", Message: "OCI runtime create failed"}},
 		{fault: "cni:fail:plugin-error", event: "FailedCreatePodSandBox",
@@ -126,7 +138,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 		{fault: "start:flake:2,crash",
 			see: Expectation{Stage: stages.Start, Reason: "RunContainerError", Message: "executable file not found in $PATH"}},
 		{fault: "hooks:fail:exit-1",
-			see: Expectation{Stage: stages.Hooks, Reason: "FailedPostStartHook", Message: "Exec lifecycle hook ([sh -c exit 1])"}},
+			see: Expectation{Stage: stages.Hooks, Reason: "FailedPostStartHook", Message: "Exec lifecycle hook ([sh -c"}},
 		{fault: "ready:fail:never-ready", cond: "Ready=False/"},
 	}
 	seenStage := map[stages.ID]bool{}
@@ -268,7 +280,7 @@ func TestNodeNotReadyFault(t *testing.T) {
 		}
 		return ready, tainted
 	}
-	eventually(t, e, "node-2 NotReady and tainted", 10*time.Second, func() (bool, string) {
+	eventually(t, e, "node-2 NotReady and tainted", 30*time.Second, func() (bool, string) {
 		ready, tainted := state("node-2")
 		return ready == "False/KubeletNotReady" && tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
 	})

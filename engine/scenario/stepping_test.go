@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"github.com/podtrace/podtrace/engine"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 // and fast-forwards through a bad image's pull back-off: 10s, 20s, 40s,
 // 80s, 160s, then the 5-minute cap, in a few seconds of real time.
 func TestFastForwardShowsImagePullBackOffInSeconds(t *testing.T) {
-	e := startEngine(t, 1, 1)
+	e := startEngineWith(t, 1, 1, engine.HandWrittenKubelet) // the engine clock drives podtrace's own kubelet's back-offs; the real kubelet runs on real time
 	ctx := context.Background()
 	rec := newRecorder(e)
 	defer rec.close()

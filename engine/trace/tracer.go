@@ -96,10 +96,17 @@ func (t *Tracer) BeginAt(ref Ref, stage stages.ID, component string, start time.
 // the started one included (for example the container and attempt of a
 // per-container stage).
 func (t *Tracer) BeginWith(ref Ref, stage stages.ID, component string, edit func(*stages.Event)) *Span {
+	return t.BeginWithAt(ref, stage, component, time.Time{}, edit)
+}
+
+// BeginWithAt is BeginWith with an explicit start time (zero means now).
+func (t *Tracer) BeginWithAt(ref Ref, stage stages.ID, component string, start time.Time, edit func(*stages.Event)) *Span {
 	if t == nil {
 		return &Span{}
 	}
-	start := t.clock.Now()
+	if start.IsZero() {
+		start = t.clock.Now()
+	}
 	s := &Span{t: t, start: start, base: stages.Event{Kind: ref.Kind, Namespace: ref.Namespace, Pod: ref.Name,
 		UID: ref.UID, Node: ref.Node, Stage: stage, Component: component, Attempt: 1}}
 	if edit != nil {

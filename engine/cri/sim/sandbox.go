@@ -35,14 +35,14 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 	}
 	var ip string
 	if r.cfg.Network != nil {
-		ip, err = r.cfg.Network(ctx, md, add)
+		ip, err = r.cfg.Network(ctx, md, id, add)
 	} else {
 		ip, err = add()
 	}
 	if err != nil {
 		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
 		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
-		return "", status.Errorf(codes.Unknown, "failed to setup network for sandbox %q: %v", id, err)
+		return "", status.Error(codes.Unknown, NetworkSetupError(id, err).Error())
 	}
 	sb := &sandbox{id: id, config: cfg, created: time.Now(), ip: ip, ready: true}
 	sb.serving = r.serve(sb)
@@ -50,6 +50,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 	r.sandboxes[id] = sb
 	r.mu.Unlock()
 	return id, nil
+}
+
+// NetworkSetupError is how containerd words a sandbox whose CNI ADD failed.
+func NetworkSetupError(sandboxID string, err error) error {
+	return fmt.Errorf("failed to setup network for sandbox %q: %w", sandboxID, err)
 }
 
 // StopPodSandbox stops the sandbox's containers, stops answering on its

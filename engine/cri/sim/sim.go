@@ -62,7 +62,7 @@ type Config struct {
 	// Network, when set, wraps each sandbox's CNI ADD (the cni stage): it
 	// must call add, or return an error instead, which fails the sandbox as
 	// a failing CNI plugin does.
-	Network func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (ip string, err error)) (string, error)
+	Network func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (ip string, err error)) (string, error)
 	// ExtraPorts, when set, names ports to answer on besides the pod's
 	// container ports (the ports its probes and hooks use).
 	ExtraPorts func(md *runtimeapi.PodSandboxMetadata) []int32

@@ -96,31 +96,37 @@ func (h *Hooks) containerRef(id string) (trace.Ref, container, bool) {
 	return r, c, ok
 }
 
-// call runs one CRI call as a stage: it ends the pod's kubelet stage when
-// the runtime is first asked for something, gates the stage (breakpoint,
+// call runs one CRI call as a stage: it gates the stage (breakpoint,
 // delay, hang), turns a fail or flake fault into fault(f) instead of the
-// call, and reports the outcome. edit sets the container and attempt.
+// call, and reports the outcome: ok's words on success, failReason and the
+// error (as words puts it, when set) on failure. edit sets the container
+// and attempt.
 func (h *Hooks) call(ctx context.Context, ref trace.Ref, stage stages.ID, edit func(*stages.Event),
-	fault func(stages.Fault) error, do func() error, ok func() (reason, message string), failReason string) error {
+	fault func(stages.Fault) error, do func() error, ok func() (reason, message string), failReason string,
+	words ...func(error) string) error {
+	describe := error.Error
+	if len(words) > 0 {
+		describe = words[0]
+	}
+	// The stage lasts from the kubelet's call: a delay fault's wait is part
+	// of it, as a slow registry's is part of a pull.
+	start := h.tr.Clock().Now()
 	if f, err := h.tr.Gate(ctx, ref, stage, Component); err != nil {
 		return err
 	} else if f != nil {
 		err := fault(*f)
-		h.tr.BeginWith(ref, stage, Component, edit).Retry(failReason, message(err), time.Time{})
+		h.tr.BeginWithAt(ref, stage, Component, start, edit).Retry(failReason, describe(err), time.Time{})
 		return err
 	}
-	span := h.tr.BeginWith(ref, stage, Component, edit)
+	span := h.tr.BeginWithAt(ref, stage, Component, start, edit)
 	if err := do(); err != nil {
-		span.Retry(failReason, message(err), time.Time{})
+		span.Retry(failReason, describe(err), time.Time{})
 		return err
 	}
 	reason, msg := ok()
 	span.Succeed(reason, msg)
 	return nil
 }
-
-// message is an error as the kubelet's Events show a CRI error.
-func message(err error) string { return err.Error() }
 
 func withContainer(name string, attempt int) func(*stages.Event) {
 	return func(e *stages.Event) {

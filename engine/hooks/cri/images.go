@@ -31,6 +31,19 @@ func (i *imageHook) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, 
 	return ref, err
 }
 
+// ImageStatus answers as the runtime does, except that while a pull fault
+// could apply to a pod on this node, no image is present: the kubelet then
+// pulls (as with imagePullPolicy Always) and the fault meets the pull, where
+// otherwise a cached image would skip it.
+func (i *imageHook) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
+	for _, f := range i.h.tr.ActiveFaults() {
+		if f.Stage == stages.Pull && (f.Scope.Node == "" || f.Scope.Node == i.h.node) {
+			return &runtimeapi.ImageStatusResponse{}, nil
+		}
+	}
+	return i.ImageManagerService.ImageStatus(ctx, image, verbose)
+}
+
 // markPulled notes that the pod asked for image, so that its containers'
 // create stage does not report the image as already present.
 func (h *Hooks) markPulled(uid, image string) {

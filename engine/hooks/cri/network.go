@@ -14,9 +14,10 @@ import (
 
 // Network runs a simulated runtime's CNI ADD for a sandbox as the cni
 // stage: held at breakpoints, failed by a cni fault with the error of
-// NetworkError over rangeSet, reported with the pod's address.
-func (h *Hooks) Network(rangeSet string) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (string, error)) (string, error) {
-	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, add func() (string, error)) (string, error) {
+// NetworkError over rangeSet, reported with the pod's address. wrap words
+// a failure as the runtime reports it for the sandbox.
+func (h *Hooks) Network(rangeSet string, wrap func(sandboxID string, err error) error) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
+	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 		ref := h.ref(md)
 		f, err := h.tr.Gate(ctx, ref, stages.CNI, RuntimeComponent)
 		if err != nil {
@@ -25,12 +26,12 @@ func (h *Hooks) Network(rangeSet string) func(ctx context.Context, md *runtimeap
 		span := h.tr.Begin(ref, stages.CNI, RuntimeComponent)
 		if f != nil {
 			err := NetworkError(*f, rangeSet)
-			span.Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+			span.Retry("FailedCreatePodSandBox", wrap(sandboxID, err).Error(), time.Time{})
 			return "", err
 		}
 		ip, err := add()
 		if err != nil {
-			span.Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+			span.Retry("FailedCreatePodSandBox", wrap(sandboxID, err).Error(), time.Time{})
 			return "", err
 		}
 		span.Succeed("", fmt.Sprintf("eth0 %s (CNI ADD)", ip))

@@ -6,8 +6,13 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"k8s.io/kubernetes/pkg/kubelet/util/format"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -158,7 +163,13 @@ func (r *runtimeHook) ExecSync(ctx context.Context, id string, cmd []string, tim
 		func(stages.Fault) error { return exitError(cmd, 1) },
 		func() (err error) { out, errOut, err = r.RuntimeService.ExecSync(ctx, id, cmd, timeout); return err },
 		func() (string, string) { return "", fmt.Sprintf("postStart hook %q completed", strings.Join(cmd, " ")) },
-		"FailedPostStartHook")
+		"FailedPostStartHook", func(err error) string {
+			// The kubelet's own words for it (pkg/kubelet/lifecycle), which
+			// it keeps out of the Event and puts in the container's status.
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace, UID: types.UID(ref.UID)}}
+			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",
+				cmd, c.name, format.Pod(pod), err, string(append(out, errOut...)))
+		})
 	return out, errOut, err
 }
 
