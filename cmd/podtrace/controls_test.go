@@ -17,12 +17,15 @@ import (
 
 // TestFastForwardKeyWalksThePullBackOff presses the UI's fast-forward
 // (">") on a real-time clock: each press jumps to the next pull retry, so
-// the 10s, 20s, ... 5m back-off of a bad image takes a few presses.
+// the 10s, 20s, ... 5m back-off of a bad image takes a few presses. The
+// engine clock drives podtrace's own kubelet's back-offs (the real
+// kubelet's run on real time).
 func TestFastForwardKeyWalksThePullBackOff(t *testing.T) {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1,
+		Kubelet: engine.HandWrittenKubelet})
 	if err != nil {
 		t.Fatal(err)
 	}

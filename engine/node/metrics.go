@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -32,7 +31,10 @@ func sharedCollectors() []metrics.StableCollector {
 
 // releaseCollectors waits until a starting kubelet has registered the
 // shared collectors and unregisters them.
-func releaseCollectors(ctx context.Context, running <-chan error) error {
+//
+// It waits even when ctx ends meanwhile: the kubelet registers them anyway,
+// and the next kubelet must not meet them.
+func releaseCollectors() error {
 	cs := sharedCollectors()
 	for _, c := range cs {
 		c.Create(nil, c)
@@ -41,21 +43,19 @@ func releaseCollectors(ctx context.Context, running <-chan error) error {
 	defer deadline.Stop()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
+	last := cs[len(cs)-1]
 	for {
-		// legacyregistry.CustomMustRegister registers in both registries.
-		if legacyregistry.Registerer().Unregister(cs[0]) {
-			prometheus.DefaultRegisterer.Unregister(cs[0])
-			for _, c := range cs[1:] {
+		// legacyregistry.CustomMustRegister registers them in its own
+		// registry, then one by one in prometheus' default one: once the last
+		// is in the default registry, all are in both.
+		if prometheus.DefaultRegisterer.Unregister(last) {
+			for _, c := range cs {
 				legacyregistry.Registerer().Unregister(c)
 				prometheus.DefaultRegisterer.Unregister(c)
 			}
 			return nil
 		}
 		select {
-		case err := <-running:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
 		case <-deadline.C:
 			return fmt.Errorf("kubelet did not start its modules within a minute")
 		case <-tick.C:

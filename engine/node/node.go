@@ -148,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := kubeletapp.RunKubelet(ctx, server, deps); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
-	if err := releaseCollectors(ctx, nil); err != nil {
+	if err := releaseCollectors(); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	listening.Store(strconv.Itoa(port), struct{}{})

@@ -45,9 +45,10 @@ type Hooks struct {
 	sandboxes  map[string]trace.Ref // sandbox ID → pod
 	containers map[string]container // container ID → pod and container
 	kubelet    map[string]*trace.Span
-	pulled     map[string]bool    // pod UID and image → the pod pulled it
-	ending     map[string]bool    // pod UID → deleted or finished
-	ports      map[string][]int32 // pod UID → its probes' and hooks' ports
+	pulled     map[string]bool                              // pod UID and image → the pod pulled it
+	ending     map[string]bool                              // pod UID → deleted or finished
+	ports      map[string][]int32                           // pod UID → its probes' and hooks' ports
+	starting   map[string]func(sandboxID string, err error) // pod UID → ends its sandbox stage
 	notReady   atomic.Bool
 }
 
@@ -63,7 +64,8 @@ type container struct {
 // reporting to tr and taking its faults and breakpoints.
 func New(tr *trace.Tracer, node string, rt internalapi.RuntimeService, img internalapi.ImageManagerService) *Hooks {
 	return &Hooks{tr: tr, node: node, rt: rt, img: img, sandboxes: map[string]trace.Ref{},
-		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}, ending: map[string]bool{}, ports: map[string][]int32{}}
+		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}, ending: map[string]bool{}, ports: map[string][]int32{},
+		starting: map[string]func(string, error){}}
 }
 
 // Runtime returns the runtime service the kubelet should use.

@@ -19,6 +19,12 @@ import (
 func (h *Hooks) Network(rangeSet string, wrap func(sandboxID string, err error) error) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 		ref := h.ref(md)
+		h.mu.Lock()
+		sandboxUp := h.starting[md.GetUid()]
+		h.mu.Unlock()
+		if sandboxUp != nil {
+			sandboxUp(sandboxID, nil)
+		}
 		f, err := h.tr.Gate(ctx, ref, stages.CNI, RuntimeComponent)
 		if err != nil {
 			return "", err

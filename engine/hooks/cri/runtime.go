@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -37,12 +38,37 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 		return "", err
 	}
 	h.endKubelet(md.GetUid(), fmt.Sprintf("pod admitted, volumes mounted; pod dir /var/lib/kubelet/pods/%s", md.GetUid()))
-	var id string
-	err := h.call(ctx, ref, stages.Sandbox, withContainer("", int(md.GetAttempt())+1),
-		func(f stages.Fault) error { return sandboxError(f) },
-		func() (err error) { id, err = r.RuntimeService.RunPodSandbox(ctx, cfg, handler); return err },
-		func() (string, string) { return "", fmt.Sprintf("sandbox %s running (pause container)", short(id)) },
-		"FailedCreatePodSandBox")
+	start := h.tr.Clock().Now()
+	if f, err := h.tr.Gate(ctx, ref, stages.Sandbox, Component); err != nil {
+		return "", err
+	} else if f != nil {
+		err := sandboxError(*f)
+		h.tr.BeginWithAt(ref, stages.Sandbox, Component, start, withContainer("", int(md.GetAttempt())+1)).
+			Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+		return "", err
+	}
+	// The sandbox is up when its pause container runs, before the runtime
+	// sets up its network (the cni stage, which calls sandboxUp), as in
+	// containerd's RunPodSandbox.
+	span := h.tr.BeginWithAt(ref, stages.Sandbox, Component, start, withContainer("", int(md.GetAttempt())+1))
+	var once sync.Once
+	end := func(id string, err error) {
+		once.Do(func() {
+			if err != nil {
+				span.Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+				return
+			}
+			span.Succeed("", fmt.Sprintf("sandbox %s running (pause container)", short(id)))
+		})
+	}
+	h.mu.Lock()
+	h.starting[md.GetUid()] = end
+	h.mu.Unlock()
+	id, err := r.RuntimeService.RunPodSandbox(ctx, cfg, handler)
+	h.mu.Lock()
+	delete(h.starting, md.GetUid())
+	h.mu.Unlock()
+	end(id, err)
 	if err != nil {
 		return "", err
 	}
