@@ -12,10 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	critest "k8s.io/cri-api/pkg/apis/testing"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/node"
@@ -59,16 +58,17 @@ func TestKubeletsRegisterAndRunPods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt := critest.NewFakeRuntimeService()
-		rt.FakeStatus = &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-			{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true}}}
+		rt, err := sim.New(sim.Config{Node: n, PodCIDR: "10.244.1.0/24", Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		cert, err := cp.PKI.IssueKubeletServing(n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := node.Start(ctx, node.Config{Spec: nodes.Spec{Name: n, Capacity: nodes.DefaultCapacity()},
 			Dir: filepath.Join(dir, "kubelet", n), KubeConfig: kc, Runtime: rt,
-			Images: critest.NewFakeImageService(), ServingCert: cert}); err != nil {
+			Images: rt, ServingCert: cert}); err != nil {
 			t.Fatal(err)
 		}
 	}
