@@ -72,11 +72,12 @@ type KubeletKind string
 
 // The node agents.
 const (
-	// HandWrittenKubelet is podtrace's own kubelet (engine/kubelet).
-	HandWrittenKubelet KubeletKind = "podtrace"
+	// HandWrittenKubelet is podtrace's own kubelet (engine/kubelet), the
+	// default until the real kubelet serves everything it does.
+	HandWrittenKubelet KubeletKind = ""
 	// UpstreamKubelet is the real kubelet (k8s.io/kubernetes/cmd/kubelet)
 	// behind podtrace's CRI interposer (engine/node, engine/hooks/cri).
-	UpstreamKubelet KubeletKind = ""
+	UpstreamKubelet KubeletKind = "upstream"
 )
 
 // Engine is a running cluster.
@@ -147,7 +148,7 @@ func (e *Engine) client(user identity.User, agent string) (kubernetes.Interface,
 const kubeletsPerEventBroadcaster = 4
 
 func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
-	if cfg.Kubelet == UpstreamKubelet && cfg.NewRuntime == nil {
+	if cfg.Kubelet == UpstreamKubelet {
 		return e.startNodes(ctx, cfg)
 	}
 	type starter interface{ Start(context.Context) error }

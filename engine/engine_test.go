@@ -27,9 +27,16 @@ func record(e *engine.Engine) *recorder { return e.Hub.Record() }
 
 func start(t *testing.T, n int) (*engine.Engine, *recorder) {
 	t.Helper()
+	return startWith(t, n, engine.HandWrittenKubelet)
+}
+
+// startWith is start with the given node agent.
+func startWith(t *testing.T, n int, kubelet engine.KubeletKind) (*engine.Engine, *recorder) {
+	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: 20, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: 20, Seed: 1,
+		Kubelet: kubelet})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -84,13 +91,7 @@ func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *r
 
 func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
 	e, rec := start(t, 3)
-	var want []stages.ID
-	for _, s := range stages.Lifecycle {
-		if s != stages.Hooks { // the pods have no postStart hook
-			want = append(want, s)
-		}
-	}
-	deploymentThroughEveryStage(t, e, rec, want)
+	deploymentThroughEveryStage(t, e, rec, stages.Lifecycle)
 }
 
 // deploymentThroughEveryStage creates a 3-replica Deployment and checks

@@ -70,7 +70,7 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+"; the default with the simulated runtime) or podtrace (podtrace's own, being retired; the default with --runtime containerd)")
+	fs.StringVar(&c.kubelet, "kubelet", "podtrace", "node agent: podtrace (podtrace's own) or upstream (the real kubelet "+version.Kubernetes+" on the simulated CRI runtime; see the README for what it does not serve yet)")
 	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
 }
 
@@ -78,17 +78,12 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 	containerd := c.runtime == "containerd"
 	switch c.kubelet {
-	case "":
-		if containerd {
-			return engine.HandWrittenKubelet, nil
-		}
-		return engine.UpstreamKubelet, nil
 	case "upstream":
 		if containerd {
 			return "", fmt.Errorf("--kubelet upstream: --runtime containerd still runs podtrace's own kubelet (use --kubelet podtrace)")
 		}
 		return engine.UpstreamKubelet, nil
-	case "podtrace":
+	case "", "podtrace":
 		return engine.HandWrittenKubelet, nil
 	}
 	return "", fmt.Errorf("--kubelet %q: want upstream or podtrace", c.kubelet)
