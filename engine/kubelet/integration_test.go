@@ -133,7 +133,8 @@ func TestIntegrationPodLifecycle(t *testing.T) {
 
 	got := strings.Join(kubeletStages(env, "web", true), " ")
 	want := "kubelet:succeeded sandbox:succeeded cni:succeeded pull/setup:succeeded create/setup:succeeded start/setup:succeeded " +
-		"pull/nginx:succeeded create/nginx:succeeded start/nginx:succeeded hooks/nginx:succeeded ready/nginx:succeeded"
+		"pull/nginx:succeeded create/nginx:succeeded start/nginx:succeeded hooks/nginx:succeeded ready/nginx:succeeded " +
+		"ready:succeeded" // the pod's Ready condition, seen as the kubelet writes it to the API
 	if got != want {
 		t.Fatalf("kubelet stages\n got %s\nwant %s", got, want)
 	}
