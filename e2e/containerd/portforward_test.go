@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
@@ -19,12 +20,16 @@ import (
 // TestPortForwardReachesThePod forwards a local port to a demo pod's HTTP
 // port with client-go's port forwarder, as kubectl 1.33 (SPDY tunneled over
 // websocket first, SPDY on an upgrade failure) and kubectl 1.27 (SPDY) do:
-// a GET through the local port is answered by the pod itself.
+// a GET through the local port is answered by the pod itself, once its
+// readiness probe says it listens.
 func TestPortForwardReachesThePod(t *testing.T) {
 	c := startCluster(t, 1)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pf", Labels: map[string]string{"app": "pf"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "demo", Image: "podtrace.dev/demo:1.0",
-			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}}}
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+			// Ready once it answers, not once its process starts.
+			ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+				HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}}}}}}
 	if _, err := c.AdminClient().CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

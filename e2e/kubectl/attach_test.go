@@ -28,7 +28,7 @@ func TestAttach(t *testing.T) {
 			{[]string{"attach", name}, unimplemented},
 			// kubectl run falls back to the pod's log and waits for the pod
 			// to end, up to --pod-running-timeout.
-			{[]string{"run", "-i", "--restart=Never", "--pod-running-timeout=5s", "--image=busybox", "run-" + name, "--", "sleep", "infinity"},
+			{[]string{"run", "-i", "--restart=Never", "--pod-running-timeout=15s", "--image=busybox", "run-" + name, "--", "sleep", "infinity"},
 				"warning: couldn't attach to pod/run-" + name + ", falling back to streaming logs: Internal error occurred: "},
 			{[]string{"attach", name, "-c", "nope"}, "error: cannot attach to the container: container nope not found in pod " + name},
 			{[]string{"attach", "missing-" + suffix},

@@ -33,8 +33,9 @@ func WatchNodeFaults(ctx context.Context, e *engine.Engine) {
 
 // SyncNodeFaults applies the active node-not-ready faults once and waits
 // (up to a minute) until the node lifecycle controller has tainted or
-// untainted the nodes accordingly, so what is applied next meets the
-// cluster as described.
+// untainted every node accordingly, so what is applied next meets the
+// cluster as described. It waits on every node, not only those it changed:
+// WatchNodeFaults may have changed them first.
 func SyncNodeFaults(ctx context.Context, e *engine.Engine) {
 	want := syncNodeFaults(e)
 	deadline := time.Now().Add(time.Minute)
@@ -58,11 +59,10 @@ type readiness interface {
 }
 
 // syncNodeFaults brings each kubelet's readiness in line with the faults and
-// returns, for every node whose readiness it changed, whether it is now
-// NotReady.
+// returns, for every node, whether it should now be NotReady.
 func syncNodeFaults(e *engine.Engine) map[string]bool {
 	faults := e.Tracer.Faults.List()
-	changed := map[string]bool{}
+	want := map[string]bool{}
 	var agents []readiness
 	for _, k := range e.Kubelets {
 		agents = append(agents, k)
@@ -71,19 +71,19 @@ func syncNodeFaults(e *engine.Engine) map[string]bool {
 		agents = append(agents, h)
 	}
 	for _, k := range agents {
-		want := false
+		down := false
 		for _, f := range faults {
 			if f.Stage == stages.Kubelet && f.Variant == NodeNotReady && f.Kind != stages.Delay &&
 				f.Scope.Pod == "" && (f.Scope.Node == "" || f.Scope.Node == k.NodeName()) {
-				want = true
+				down = true
 			}
 		}
-		if k.NotReady() != want {
-			k.SetNotReady(want)
-			changed[k.NodeName()] = want
+		if k.NotReady() != down {
+			k.SetNotReady(down)
 		}
+		want[k.NodeName()] = down
 	}
-	return changed
+	return want
 }
 
 func hasNotReadyTaint(n *corev1.Node) bool {
