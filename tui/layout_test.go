@@ -23,6 +23,17 @@ func TestNamesAndStatusWholeAt120(t *testing.T) {
 	}
 }
 
+// At 80 columns STATUS is still whole: names yield first.
+func TestStatusWholeAt80(t *testing.T) {
+	m, _, _ := fixture(80, 24, "dark")
+	s := ansi.Strip(m.Render())
+	for _, want := range []string{"ContainerCreating ", "ImagePullBackOff "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("80 columns cut %q:\n%s", want, s)
+		}
+	}
+}
+
 // Rows from several namespaces (attach -A) get a NAMESPACE column.
 func TestNamespaceColumnAcrossNamespaces(t *testing.T) {
 	m, _, _ := fixture(120, 40, "dark")

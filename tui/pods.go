@@ -49,10 +49,12 @@ type laneWants struct{ ns, name, status, cause int }
 const (
 	maxStatus   = len("ContainerCreating") + 1
 	minName     = 12
-	narrowName  = 15
 	minCause    = 24
 	roomyCause  = 48
 	maxCellWide = 8
+	// minStatusName is the NAME width below which STATUS is cut rather
+	// than names (80 columns keep both).
+	minStatusName = 10
 )
 
 // newLaneLayout sizes the columns for width cells from what the rows want:
@@ -60,9 +62,11 @@ const (
 // cells are three cells wide (a symbol and a digit) unless the names,
 // statuses and a roomy CAUSE column leave more; CAUSE gets the rest.
 //
+// STATUS is whole down to 80 columns: names yield first.
+//
 // Below 110 columns there is no room for a CAUSE column beside whole names:
 // a row's cause then also runs over its unreached cells, and names yield (down
-// to narrowName) what the longest cause still lacks (want.cause).
+// to minStatusName) what the longest cause still lacks (want.cause).
 //
 // When the rows span namespaces (attach -A), a NAMESPACE column (want.ns
 // wide, at most 20) comes first.
@@ -71,11 +75,15 @@ func newLaneLayout(width int, want laneWants) laneLayout {
 	l := laneLayout{width: width, cell: 3}
 	wantName, wantCause := max(want.name, minName), want.cause
 	l.status = min(max(want.status+1, len("STATUS")+1), maxStatus)
-	if width < 110 {
-		l.status = min(l.status, 11)
-	}
 	if want.ns > 0 {
 		l.ns = min(max(want.ns, len("NAMESPACE")), 20)
+	}
+	// STATUS stays whole (kubectl never cuts it) while names keep
+	// minStatusName cells; only narrower than that does it yield.
+	if room := width - n*l.cell - 3 - l.ns - minStatusName; l.ns > 0 {
+		l.status = max(len("STATUS")+1, min(l.status, room-1))
+	} else {
+		l.status = max(len("STATUS")+1, min(l.status, room))
 	}
 	fixed := 2 + 1 + l.status // cursor, the separator after NAME, STATUS
 	if l.ns > 0 {
@@ -87,7 +95,7 @@ func newLaneLayout(width int, want laneWants) laneLayout {
 	room := width - n*l.cell - fixed // for NAME, NODE and CAUSE
 	l.name = min(wantName, room)
 	if width < 110 {
-		l.name = max(min(wantName, room-wantCause), min(narrowName, room, wantName))
+		l.name = max(min(wantName, room-wantCause), min(minStatusName, room, wantName))
 	} else {
 		l.name = max(min(wantName, room-minCause), min(minName, room))
 	}
