@@ -18,7 +18,9 @@ import (
 // TestAttachContextAndNamespace attaches with kubectl's --context and -n
 // to a kubeconfig of three contexts: the current one points at nothing,
 // podtrace-viewer may not read team-a, podtrace-admin may. Only the
-// context named is used, and only the namespace named is shown.
+// context named is used, and only the namespace named is shown; -A shows
+// every namespace in a NAMESPACE column, and a missing target is
+// kubectl's NotFound.
 func TestAttachContextAndNamespace(t *testing.T) {
 	bin := build(t)
 	dir := t.TempDir()
@@ -99,4 +101,41 @@ func TestAttachContextAndNamespace(t *testing.T) {
 	if out := attOut.String(); strings.Contains(out, `"pod":"elsewhere"`) || strings.Contains(out, `"namespace":"default"`) {
 		t.Errorf("-n team-a showed a pod of default:\n%s", out)
 	}
+
+	// -A shows both namespaces, and the lanes get a NAMESPACE column.
+	rec := filepath.Join(dir, "all.jsonl")
+	var allOut, allErr syncBuffer
+	all := startBin(t, bin, &allOut, &allErr, "attach", "-A", "--headless", "--record", rec, "--context", "podtrace-admin", "--kubeconfig", multi)
+	waitFile(t, rec, 60*time.Second, func(b []byte) bool {
+		return strings.Contains(string(b), `"pod":"here"`) && strings.Contains(string(b), `"pod":"elsewhere"`)
+	})
+	_ = all.Process.Signal(syscall.SIGINT)
+	if err := all.Wait(); err != nil {
+		t.Fatalf("attach -A did not stop cleanly: %v (%s)", err, allErr.String())
+	}
+	out, errOut, code := run(t, bin, "replay", rec, "--snapshot", "120x20")
+	if code != 0 {
+		t.Fatalf("replay exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "NAMESPACE") || !strings.Contains(rowWith(out, " here "), "team-a") ||
+		!strings.Contains(rowWith(out, " elsewhere "), "default") {
+		t.Errorf("attach -A lanes without their namespaces:\n%s", out)
+	}
+
+	// A target that does not exist is kubectl's NotFound, in one line.
+	_, errOut, code = run(t, bin, "attach", "--kubeconfig", multi, "--context", "podtrace-admin", "--headless", "deploy/nothere")
+	want := `Error from server (NotFound): deployments.apps "nothere" not found`
+	if code != 1 || !strings.Contains(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("attach deploy/nothere: exit %d, stderr %q, want one line with %q", code, errOut, want)
+	}
+}
+
+// rowWith returns the first line of s that contains sub.
+func rowWith(s, sub string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, sub) {
+			return line
+		}
+	}
+	return ""
 }
