@@ -15,6 +15,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
+	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/etcd"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
@@ -94,6 +95,7 @@ type Engine struct {
 
 	cancel          context.CancelFunc
 	restoreMemLimit func()
+	sims            []*crisim.Runtime // the nodes' simulated runtimes, saved on Close
 }
 
 // Start brings the whole cluster up; it stops when ctx ends or Close is called.
@@ -213,6 +215,9 @@ func (e *Engine) Kubelet(node string) *kubelet.Kubelet {
 func (e *Engine) Close() error {
 	e.cancel()
 	defer e.restoreMemLimit()
+	for _, s := range e.sims {
+		_ = s.Save(context.Background()) // the records a restart on the data dir finds
+	}
 	if e.ControlPlane != nil {
 		return e.ControlPlane.Close()
 	}

@@ -50,11 +50,12 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			}
 			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
 		} else {
-			sim, err := newSim(n, cfg, cfg.Seed+int64(i), &hooks)
+			sim, err := newSim(n, cfg, filepath.Join(e.DataDir, "runtime", n.Name+".json"), cfg.Seed+int64(i), &hooks)
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			sims = append(sims, sim)
+			go sim.Keep(ctx, 2*time.Second)
 			hooks = crihooks.New(e.Tracer, n.Name, sim, sim)
 		}
 		e.CRIHooks[i] = hooks
@@ -80,6 +81,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	e.sims = sims
 	if len(sims) > 0 {
 		go recheckOnFaults(ctx, e, sims)
 	}
@@ -87,8 +89,9 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 }
 
 // newSim returns the simulated runtime of node n, its network and health
-// reported through the node's CRI interposer (*hooks, set once made).
-func newSim(n nodes.Spec, cfg Config, seed int64, hooks **crihooks.Hooks) (*crisim.Runtime, error) {
+// reported through the node's CRI interposer (*hooks, set once made), its
+// records kept in stateFile across restarts, as containerd keeps them.
+func newSim(n nodes.Spec, cfg Config, stateFile string, seed int64, hooks **crihooks.Hooks) (*crisim.Runtime, error) {
 	var sim *crisim.Runtime
 	var err error
 	sim, err = crisim.New(crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: seed, Speed: cfg.Speed,
@@ -97,6 +100,7 @@ func newSim(n nodes.Spec, cfg Config, seed int64, hooks **crihooks.Hooks) (*cris
 		},
 		ExtraPorts: func(md *runtimeapi.PodSandboxMetadata) []int32 { return (*hooks).ProbePorts(md) },
 		Unhealthy:  func(md *runtimeapi.PodSandboxMetadata) bool { return (*hooks).Unhealthy(md) },
+		StateFile:  stateFile,
 	})
 	return sim, err
 }

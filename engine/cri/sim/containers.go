@@ -81,11 +81,11 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 	r.mu.Unlock()
 	var out []*runtimeapi.Container
 	for _, c := range cs {
-		st, err := r.rt.ContainerStatus(ctx, c.id)
+		st, err := r.status(ctx, c)
 		if err != nil {
 			continue
 		}
-		state := criState(st.State)
+		state := st.GetState()
 		if filter != nil {
 			if filter.GetId() != "" && filter.GetId() != c.id {
 				continue
@@ -115,14 +115,27 @@ func (r *Runtime) ContainerStatus(ctx context.Context, id string, _ bool) (*runt
 	if !ok {
 		return nil, notFound("container", id)
 	}
-	st, err := r.rt.ContainerStatus(ctx, id)
+	st, err := r.status(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: st}, nil
+}
+
+// status is c's CRI status: the simulated process's, or for a container
+// restored from before a restart, the exit it was given then.
+func (r *Runtime) status(ctx context.Context, c *container) (*runtimeapi.ContainerStatus, error) {
+	if c.restored != nil {
+		return c.restored, nil
+	}
+	st, err := r.rt.ContainerStatus(ctx, c.id)
 	if err != nil {
 		return nil, criError(err)
 	}
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, Metadata: c.config.GetMetadata(),
+	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.config.GetMetadata(),
 		State: criState(st.State), CreatedAt: c.created.UnixNano(), StartedAt: unixNano(st.StartedAt), FinishedAt: unixNano(st.FinishedAt),
 		ExitCode: int32(st.ExitCode), Image: c.config.GetImage(), ImageRef: c.imageRef, Reason: st.Reason, Message: st.Message,
-		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath}}, nil
+		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath}, nil
 }
 
 func criState(s runtime.State) runtimeapi.ContainerState {

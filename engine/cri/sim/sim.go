@@ -69,6 +69,10 @@ type Config struct {
 	// Unhealthy, when set and true for a pod, makes it answer HTTP with 503
 	// and refuse TCP, as an application that is not ready does.
 	Unhealthy func(md *runtimeapi.PodSandboxMetadata) bool
+	// StateFile, when set, is where the runtime keeps the records of its
+	// sandboxes and containers across restarts, as containerd keeps its
+	// metadata (see Save).
+	StateFile string
 }
 
 // Runtime is one node's simulated CRI runtime.
@@ -80,6 +84,9 @@ type Runtime struct {
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
+
+	saveMu sync.Mutex
+	saved  []byte // the state last written to StateFile
 }
 
 type sandbox struct {
@@ -98,6 +105,9 @@ type container struct {
 	imageRef    string
 	logPath     string
 	log         *logFile
+	// restored is set on a container loaded from the state of an earlier
+	// run: it exited with the node (see StateFile).
+	restored *runtimeapi.ContainerStatus
 }
 
 var (
@@ -121,6 +131,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, ipam: ipam, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
 	r.rt = rtsim.New(rtsim.Config{Clock: clock.RealClock{}, Latency: &lat, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
+	if err := r.restore(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

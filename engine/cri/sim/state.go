@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// state is what the runtime keeps across restarts: the records of its
+// sandboxes and containers, as containerd keeps them in its metadata store.
+// The processes are not kept: after a restart the node has rebooted.
+type state struct {
+	Sandboxes  []sandboxRecord               `json:"sandboxes"`
+	Containers []*runtimeapi.ContainerStatus `json:"containers"`
+}
+
+type sandboxRecord struct {
+	ID      string                       `json:"id"`
+	Config  *runtimeapi.PodSandboxConfig `json:"config"`
+	Created time.Time                    `json:"created"`
+	IP      string                       `json:"ip"`
+}
+
+// containerdUnknownExit is the exit containerd gives a container whose
+// process is gone when it starts again (its unknownExitCode and reason).
+const (
+	containerdUnknownExit   = 255
+	containerdUnknownReason = "Unknown"
+)
+
+// restore loads StateFile, if any. Every sandbox comes back NotReady and
+// every container exited, as after a node reboot: a container that was
+// running exits 255, reason Unknown, as containerd reports it. The kubelet
+// then sees its pods' sandboxes changed and restarts them.
+func (r *Runtime) restore() error {
+	if r.cfg.StateFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(r.cfg.StateFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var st state
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("runtime state %s: %w", r.cfg.StateFile, err)
+	}
+	now := time.Now()
+	for _, sb := range st.Sandboxes {
+		r.sandboxes[sb.ID] = &sandbox{id: sb.ID, config: sb.Config, created: sb.Created, ip: sb.IP}
+	}
+	for _, cs := range st.Containers {
+		if cs.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			cs.State, cs.ExitCode, cs.Reason, cs.Message = runtimeapi.ContainerState_CONTAINER_EXITED, containerdUnknownExit, containerdUnknownReason, ""
+			cs.FinishedAt = now.UnixNano()
+		}
+		sb := cs.Annotations[sandboxAnnotation]
+		delete(cs.Annotations, sandboxAnnotation)
+		r.containers[cs.Id] = &container{id: cs.Id, sandbox: sb, config: &runtimeapi.ContainerConfig{
+			Metadata: cs.Metadata, Image: cs.Image, Labels: cs.Labels, Annotations: cs.Annotations},
+			created: time.Unix(0, cs.CreatedAt), imageRef: cs.ImageRef, logPath: cs.LogPath, restored: cs}
+	}
+	return nil
+}
+
+// sandboxAnnotation carries a saved container's sandbox ID in its record
+// (ContainerStatus has no field for it).
+const sandboxAnnotation = "podtrace.dev/sandbox-id"
+
+// Save writes the records of every sandbox and container to StateFile
+// (atomically), if it is set and they changed since the last Save.
+func (r *Runtime) Save(ctx context.Context) error {
+	if r.cfg.StateFile == "" {
+		return nil
+	}
+	var st state
+	r.mu.Lock()
+	for _, sb := range r.sandboxes {
+		st.Sandboxes = append(st.Sandboxes, sandboxRecord{ID: sb.id, Config: sb.config, Created: sb.created, IP: sb.ip})
+	}
+	cs := make([]*container, 0, len(r.containers))
+	for _, c := range r.containers {
+		cs = append(cs, c)
+	}
+	r.mu.Unlock()
+	for _, c := range cs {
+		s, err := r.status(ctx, c)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		rec := proto.Clone(s).(*runtimeapi.ContainerStatus)
+		rec.Annotations = map[string]string{sandboxAnnotation: c.sandbox}
+		maps.Copy(rec.Annotations, s.Annotations)
+		st.Containers = append(st.Containers, rec)
+	}
+	slices.SortFunc(st.Sandboxes, func(a, b sandboxRecord) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(st.Containers, func(a, b *runtimeapi.ContainerStatus) int { return strings.Compare(a.Id, b.Id) })
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	r.saveMu.Lock()
+	defer r.saveMu.Unlock()
+	if bytes.Equal(data, r.saved) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(r.cfg.StateFile), 0o700); err != nil {
+		return err
+	}
+	tmp := r.cfg.StateFile + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, r.cfg.StateFile); err != nil {
+		return err
+	}
+	r.saved = data
+	return nil
+}
+
+// Keep saves the state every interval until ctx ends, then once more.
+func (r *Runtime) Keep(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			_ = r.Save(context.WithoutCancel(ctx))
+			return
+		case <-t.C:
+			_ = r.Save(ctx)
+		}
+	}
+}

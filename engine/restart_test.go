@@ -1,0 +1,90 @@
+package engine_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
+	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/logs"
+)
+
+// TestUpstreamKubeletRestartOnDataDir stops a cluster with a Running pod
+// and starts it again on the same data dir: the pod comes back as after a
+// node reboot, through the real kubelet's own reaction to a runtime whose
+// sandbox is no longer ready: SandboxChanged, the same pod restarted with
+// restartCount 1, Ready again.
+func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
+	logs.To(io.Discard)
+	dir := t.TempDir()
+	startOn := func() (*engine.Engine, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,
+			Kubelet: engine.UpstreamKubelet})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		return e, cancel
+	}
+	ctx := context.Background()
+	get := func(e *engine.Engine) *corev1.Pod {
+		p, err := e.AdminClient().CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return &corev1.Pod{}
+		}
+		return p
+	}
+	ready := func(p *corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	}
+
+	e, cancel := startOn()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}}
+	if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.WaitFor(t, 60*time.Second, "pod web Ready", func() bool { return ready(get(e)) })
+	before := get(e)
+	cancel()
+	e.Close()
+
+	e, cancel = startOn()
+	t.Cleanup(func() { cancel(); e.Close() })
+	var after *corev1.Pod
+	enginetest.WaitFor(t, 90*time.Second, "pod web Ready again with one restart", func() bool {
+		after = get(e)
+		return ready(after) && len(after.Status.ContainerStatuses) == 1 && after.Status.ContainerStatuses[0].RestartCount == 1
+	})
+	if after.UID != before.UID {
+		t.Errorf("pod recreated (uid %s, was %s), want the same pod restarted", after.UID, before.UID)
+	}
+	last := after.Status.ContainerStatuses[0].LastTerminationState.Terminated
+	if last == nil || last.ExitCode != 255 || last.Reason != "Unknown" {
+		t.Errorf("last termination %+v, want exit 255, reason Unknown (the container died with the node)", last)
+	}
+	enginetest.WaitFor(t, 10*time.Second, "the kubelet's SandboxChanged event", func() bool {
+		evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web"})
+		if err != nil {
+			return false
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "SandboxChanged" && ev.Message == "Pod sandbox changed, it will be killed and re-created." {
+				return true
+			}
+		}
+		return false
+	})
+}
