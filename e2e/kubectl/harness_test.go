@@ -64,10 +64,16 @@ type cluster struct {
 // for 1.33) that keeps the release's objects apart. It skips in -short mode.
 func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
 	t.Helper()
+	eachKubectlOn(t, engine.HandWrittenKubelet, test)
+}
+
+// eachKubectlOn is eachKubectl on nodes that run the given kubelet.
+func eachKubectlOn(t *testing.T, kubelet engine.KubeletKind, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	c := startCluster(t)
+	c := startCluster(t, kubelet)
 	for _, v := range versions {
 		t.Run("kubectl-"+v, func(t *testing.T) {
 			test(t, c, c.kubectl(t, v), strings.ReplaceAll(v, ".", ""))
@@ -76,12 +82,14 @@ func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, s
 }
 
 // startCluster starts the whole engine (etcd, API server, controllers,
-// scheduler, 3 kubelets) on the real clock, as `podtrace serve` does.
-func startCluster(t *testing.T) *cluster {
+// scheduler, 3 kubelets of the given kind) on the real clock, as `podtrace
+// serve` does.
+func startCluster(t *testing.T, kubelet engine.KubeletKind) *cluster {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1,
+		Kubelet: kubelet})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -123,7 +123,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RemoteImageService:        cfg.Images,
 		CAdvisorInterface:         newMachine(name, cfg.Spec.Capacity),
 		ContainerManager:          newContainerManager(cfg.Spec.Capacity),
-		OSInterface:               &containertest.FakeOS{},
+		OSInterface:               &containertest.FakeOS{StatFn: os.Stat}, // the log manager stats the runtime's real log files
 		VolumePlugins:             volumePlugins(),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
 		Mounter:                   &mount.FakeMounter{},

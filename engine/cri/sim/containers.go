@@ -171,16 +171,6 @@ func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout
 	return []byte(res.Stdout), []byte(res.Stderr), nil
 }
 
-// Exec is not simulated: there is no process to attach a terminal to.
-func (r *Runtime) Exec(context.Context, *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "%s does not run exec sessions", RuntimeName)
-}
-
-// Attach is not simulated.
-func (r *Runtime) Attach(context.Context, *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "%s does not attach to containers", RuntimeName)
-}
-
 // ReopenContainerLog reopens the container's log file (after rotation).
 func (r *Runtime) ReopenContainerLog(_ context.Context, id string) error {
 	r.mu.Lock()

@@ -150,11 +150,6 @@ func (r *Runtime) ListPodSandbox(_ context.Context, filter *runtimeapi.PodSandbo
 	return out, nil
 }
 
-// PortForward is not simulated: the runtime has no processes to reach.
-func (r *Runtime) PortForward(context.Context, *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	return nil, status.Error(codes.Unimplemented, fmt.Sprintf("%s does not forward ports", RuntimeName))
-}
-
 // UpdatePodSandboxResources accepts the new resources.
 func (r *Runtime) UpdatePodSandboxResources(context.Context, *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
 	return &runtimeapi.UpdatePodSandboxResourcesResponse{}, nil

@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ import (
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/utils/clock"
 
 	netsim "github.com/podtrace/podtrace/engine/kubelet/network/sim"
@@ -87,6 +89,11 @@ type Runtime struct {
 
 	saveMu sync.Mutex
 	saved  []byte // the state last written to StateFile
+
+	streamOnce     sync.Once
+	stream         streaming.Server // exec, attach and port-forward streams
+	streamListener net.Listener
+	streamErr      error
 }
 
 type sandbox struct {

@@ -132,7 +132,8 @@ func (r *Runtime) Save(ctx context.Context) error {
 	return nil
 }
 
-// Keep saves the state every interval until ctx ends, then once more.
+// Keep saves the state every interval until ctx ends, then once more, and
+// closes the streaming port.
 func (r *Runtime) Keep(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -140,6 +141,7 @@ func (r *Runtime) Keep(ctx context.Context, every time.Duration) {
 		select {
 		case <-ctx.Done():
 			_ = r.Save(context.WithoutCancel(ctx))
+			r.stopStreams()
 			return
 		case <-t.C:
 			_ = r.Save(ctx)

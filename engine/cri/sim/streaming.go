@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming"
+	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+)
+
+// Exec, Attach and PortForward answer as containerd's CRI does: with the
+// URL of the runtime's streaming server (cri-streaming, on loopback), which
+// the kubelet proxies kube-apiserver's stream to. There a simulated
+// container, which has no process, answers exec and attach with
+// Unimplemented, in the stream, so kubectl prints it ("error executing
+// command in container: ..."); a port forward reaches the pod's address,
+// where the runtime answers for the pod.
+
+// Exec returns the URL of an exec stream.
+func (r *Runtime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	if err := r.knownContainer(req.GetContainerId()); err != nil {
+		return nil, err
+	}
+	s, err := r.streams()
+	if err != nil {
+		return nil, err
+	}
+	return s.GetExec(req)
+}
+
+// Attach returns the URL of an attach stream.
+func (r *Runtime) Attach(_ context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	if err := r.knownContainer(req.GetContainerId()); err != nil {
+		return nil, err
+	}
+	s, err := r.streams()
+	if err != nil {
+		return nil, err
+	}
+	return s.GetAttach(req)
+}
+
+// PortForward returns the URL of a port-forward stream to the sandbox.
+func (r *Runtime) PortForward(_ context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	r.mu.Lock()
+	_, ok := r.sandboxes[req.GetPodSandboxId()]
+	r.mu.Unlock()
+	if !ok {
+		return nil, notFound("sandbox", req.GetPodSandboxId())
+	}
+	s, err := r.streams()
+	if err != nil {
+		return nil, err
+	}
+	return s.GetPortForward(req)
+}
+
+func (r *Runtime) knownContainer(id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.containers[id]; !ok {
+		return notFound("container", id)
+	}
+	return nil
+}
+
+// streams starts the streaming server on a loopback port at first use.
+func (r *Runtime) streams() (streaming.Server, error) {
+	r.streamOnce.Do(func() {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			r.streamErr = err
+			return
+		}
+		cfg := streaming.DefaultConfig
+		cfg.Addr = l.Addr().String()
+		cfg.BaseURL = &url.URL{Scheme: "http", Host: cfg.Addr}
+		s, err := streaming.NewServer(cfg, streamRuntime{r})
+		if err != nil {
+			l.Close()
+			r.streamErr = err
+			return
+		}
+		r.stream, r.streamListener = s, l
+		go func() { _ = http.Serve(l, s) }()
+	})
+	return r.stream, r.streamErr
+}
+
+// stopStreams closes the streaming server's port, if it was opened.
+func (r *Runtime) stopStreams() {
+	r.streamOnce.Do(func() { r.streamErr = fmt.Errorf("%s: stopped", RuntimeName) })
+	if r.streamListener != nil {
+		r.streamListener.Close()
+	}
+}
+
+// streamRuntime serves the streams the streaming server accepted.
+type streamRuntime struct{ r *Runtime }
+
+// Exec has no process to run the command in.
+func (streamRuntime) Exec(context.Context, string, []string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
+	return status.Errorf(codes.Unimplemented, "%s runs no processes: exec is not simulated", RuntimeName)
+}
+
+// Attach has no process to attach to.
+func (streamRuntime) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
+	return status.Errorf(codes.Unimplemented, "%s runs no processes: attach is not simulated", RuntimeName)
+}
+
+// PortForward connects stream to port on the sandbox's address, where the
+// runtime answers for the pod, until either side ends.
+func (s streamRuntime) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
+	defer stream.Close()
+	s.r.mu.Lock()
+	sb, ok := s.r.sandboxes[sandboxID]
+	ip := ""
+	if ok && sb.ready {
+		ip = sb.ip
+	}
+	s.r.mu.Unlock()
+	if ip == "" {
+		return fmt.Errorf("failed to find sandbox %q in store: not ready", sandboxID)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip, strconv.Itoa(int(port))))
+	if err != nil {
+		return fmt.Errorf("failed to connect to localhost:%d inside namespace %q: %w", port, sandboxID, err)
+	}
+	defer conn.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(conn, stream); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(stream, conn); done <- struct{}{} }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return nil
+}
