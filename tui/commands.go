@@ -211,6 +211,9 @@ func (m *Model) clockKey(msg tea.KeyPressMsg) tea.Cmd {
 			if err != nil {
 				return resultMsg{text: err.Error(), err: true}
 			}
+			if d == 0 {
+				return resultMsg{text: "fast-forwarded: the pending retries run now"}
+			}
 			return resultMsg{text: "fast-forwarded " + fmtDur(d)}
 		}
 	}

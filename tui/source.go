@@ -151,6 +151,7 @@ type ClockControl interface {
 	SetPaused(paused bool) error
 	// SetSpeed sets how many clock seconds pass per real second.
 	SetSpeed(speed float64) error
-	// FastForward jumps to the next pending timer (a back-off retry) and says how far it jumped.
+	// FastForward runs the next pending retry now (a back-off, a scheduling
+	// retry) and says how far the clock jumped (0: no jump was needed).
 	FastForward() (time.Duration, error)
 }

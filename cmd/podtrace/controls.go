@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -109,10 +110,17 @@ func (c clockControl) SetPaused(paused bool) error {
 
 func (c clockControl) SetSpeed(speed float64) error { return c.e.Clock.SetSpeed(speed) }
 
-// FastForward jumps the engine clock to the next pending retry: the
-// earliest labelled wait, else the earliest NextTry a retrying stage event
-// announced (an image pull or crash back-off), else the next timer.
+// FastForward runs the pending retries now: kube-scheduler's (every pod
+// waiting in its unschedulable or back-off queue is activated, as a
+// cluster event would), and on the engine clock the next one: the earliest
+// labelled wait, else the earliest NextTry a retrying stage event announced
+// (an image pull or crash back-off), else the next timer. It returns how far
+// the engine clock jumped (0 when only the scheduler retried).
 func (c clockControl) FastForward() (time.Duration, error) {
+	activated := 0
+	if c.e.Scheduler != nil {
+		activated = c.e.Scheduler.ActivatePending(context.Background())
+	}
 	if _, d, ok := c.e.Clock.FastForwardWait(); ok {
 		return d, nil
 	}
@@ -125,6 +133,9 @@ func (c clockControl) FastForward() (time.Duration, error) {
 	}
 	if d, ok := c.e.Clock.FastForward(); ok {
 		return d, nil
+	}
+	if activated > 0 {
+		return 0, nil
 	}
 	return 0, fmt.Errorf("nothing is waiting on the clock")
 }

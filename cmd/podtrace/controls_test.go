@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine"
@@ -69,5 +70,44 @@ func TestFastForwardKeyWalksThePullBackOff(t *testing.T) {
 	}
 	if jumps != len(want)-1 {
 		t.Fatalf("%d jumps for %d retries: > does not jump to the next retry", jumps, len(want)-1)
+	}
+}
+
+// TestFastForwardKeyRetriesScheduling presses ">" for a pod no node can
+// take: kube-scheduler would retry it only after a cluster event or its
+// 5-minute flush; the key activates it, so another attempt (another
+// FailedScheduling) follows at once.
+func TestFastForwardKeyRetriesScheduling(t *testing.T) {
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1,
+		Kubelet: engine.UpstreamKubelet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cc := clockControl{e}
+	sub := e.Hub.Subscribe()
+	defer sub.Close()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")}}}}}}
+	if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	attempts := 0
+	deadline := time.After(30 * time.Second)
+	for attempts < 3 {
+		select {
+		case ev := <-sub.C():
+			if ev.Pod == "big" && ev.Stage == stages.Schedule && ev.Reason == "FailedScheduling" {
+				attempts++
+				time.Sleep(200 * time.Millisecond) // let the scheduler park the pod
+				_, _ = cc.FastForward()
+			}
+		case <-deadline:
+			t.Fatalf("%d scheduling attempts in 30s; want each > to retry at once", attempts)
+		}
 	}
 }

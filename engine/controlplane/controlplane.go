@@ -70,6 +70,8 @@ type ControlPlane struct {
 	Kubeconfig string // path of the admin kubeconfig
 	DataDir    string
 	LogFile    string // every component's log (klog)
+	// Scheduler is kube-scheduler's seam (nil without a Tracer).
+	Scheduler *schedhooks.Hooks
 
 	cancel   context.CancelFunc
 	tmpDir   string
@@ -171,6 +173,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	sc := upstream.SchedulerConfig{Kubeconfig: sched, Dir: cp.DataDir}
 	if cfg.Tracer != nil {
 		sc.Hooks = schedhooks.New(cfg.Tracer)
+		cp.Scheduler = sc.Hooks
 	}
 	if err = upstream.StartScheduler(ctx, sc); err != nil {
 		return err

@@ -254,8 +254,18 @@ func (h *Hooks) watchFaults(ctx context.Context) {
 	}
 }
 
-// activate moves the pods whose state matches to the active queue.
-func (h *Hooks) activate(ctx context.Context, match func(*podState) bool) {
+// ActivatePending moves every pod that waits for the scheduler's retry
+// (unschedulable, or backing off after a failed attempt) to the active
+// queue, as a cluster event that might make them schedulable would, and
+// returns how many: the fast-forward key. Pods held at a breakpoint stay
+// held.
+func (h *Hooks) ActivatePending(ctx context.Context) int {
+	return h.activate(ctx, func(ps *podState) bool { return ps.cur == nil && !ps.binding && !ps.gating && ps.attempts > 0 })
+}
+
+// activate moves the pods whose state matches to the active queue and
+// returns how many.
+func (h *Hooks) activate(ctx context.Context, match func(*podState) bool) int {
 	pods := map[string]*v1.Pod{}
 	h.mu.Lock()
 	act := h.activator
@@ -265,9 +275,11 @@ func (h *Hooks) activate(ctx context.Context, match func(*podState) bool) {
 		}
 	}
 	h.mu.Unlock()
-	if len(pods) > 0 && act != nil {
-		act.Activate(klog.FromContext(ctx), pods)
+	if len(pods) == 0 || act == nil {
+		return 0
 	}
+	act.Activate(klog.FromContext(ctx), pods)
+	return len(pods)
 }
 
 // flakeRetry is when a pod failed by a flake fault is tried again: the
