@@ -54,6 +54,10 @@ type Config struct {
 	// Kubelet picks the node agent: HandWrittenKubelet (the default for
 	// now) or UpstreamKubelet, the real kubelet on a CRI runtime.
 	Kubelet KubeletKind
+	// MaxContainerRestartPeriod caps the real kubelet's crash-loop back-off
+	// (its crashLoopBackOff.maxContainerRestartPeriod); 0 keeps upstream's
+	// 5 minutes.
+	MaxContainerRestartPeriod time.Duration
 	// NewCRI builds a node's CRI runtime for the upstream kubelet; the
 	// simulated runtime (engine/cri/sim) when nil.
 	NewCRI func(n nodes.Spec, e *Engine, seed int64) (CRI, error)

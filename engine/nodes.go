@@ -74,7 +74,8 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			}
 			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
 				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
-				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent})
+				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent,
+				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod})
 			return err
 		})
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,41 @@ func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestUpstreamKubeletCrashLoopBackOffCap caps the real kubelet's crash-loop
+// back-off at 2s (its crashLoopBackOff.maxContainerRestartPeriod): the
+// container restarts every 2s instead of after 10s, 20s, 40s..., and the
+// kubelet says so in its own words.
+func TestUpstreamKubeletCrashLoopBackOffCap(t *testing.T) {
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,
+		Kubelet: engine.UpstreamKubelet, MaxContainerRestartPeriod: 2 * time.Second})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); e.Close() })
+	pods := e.AdminClient().CoreV1().Pods("default")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: "default"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "worker", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo boom; exit 1"}}}}}
+	if _, err := pods.Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var backOff string
+	enginetest.WaitFor(t, 30*time.Second, "3 restarts 2s apart", func() bool {
+		p, err := pods.Get(context.Background(), "crash", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false
+		}
+		cs := p.Status.ContainerStatuses[0]
+		if w := cs.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+			backOff = w.Message
+		}
+		return cs.RestartCount >= 3
+	})
+	if !strings.HasPrefix(backOff, "back-off 2s restarting failed container=worker pod=crash_default(") {
+		t.Errorf("CrashLoopBackOff message %q, want the kubelet's back-off 2s", backOff)
+	}
 }

@@ -86,6 +86,9 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"attach", "a", "b"}, "podtrace: accepts at most 1 arg(s), received 2"},
 		{[]string{"run", "-f", "no-such-file.yaml", "--headless"}, `podtrace: the path "no-such-file.yaml" does not exist`},
 		{[]string{"kubeconfig"}, "podtrace: kubeconfig needs --data-dir"},
+		{[]string{"serve", "--kubelet", "nope"}, `podtrace: --kubelet "nope": want upstream or podtrace`},
+		{[]string{"serve", "--max-container-restart-period", "5s"}, "podtrace: --max-container-restart-period is the real kubelet's setting: use it with --kubelet upstream"},
+		{[]string{"serve", "--kubelet", "upstream", "--max-container-restart-period", "5ms"}, "podtrace: --max-container-restart-period 5ms: want at least 1s"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

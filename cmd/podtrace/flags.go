@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -32,6 +33,7 @@ type clusterFlags struct {
 	runtime       string
 	containerd    string
 	kubelet       string
+	maxRestart    time.Duration
 }
 
 // faultList is --fault, repeatable.
@@ -71,6 +73,7 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
 	fs.StringVar(&c.kubelet, "kubelet", "podtrace", "node agent: podtrace (podtrace's own) or upstream (the real kubelet "+version.Kubernetes+" on the simulated CRI runtime; see the README for what it does not serve yet)")
+	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "with --kubelet upstream: cap the kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
 	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
 }
 
@@ -82,8 +85,14 @@ func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 		if containerd {
 			return "", fmt.Errorf("--kubelet upstream: --runtime containerd still runs podtrace's own kubelet (use --kubelet podtrace)")
 		}
+		if c.maxRestart < 0 || (c.maxRestart > 0 && c.maxRestart < time.Second) {
+			return "", fmt.Errorf("--max-container-restart-period %s: want at least 1s", c.maxRestart)
+		}
 		return engine.UpstreamKubelet, nil
 	case "", "podtrace":
+		if c.maxRestart != 0 {
+			return "", fmt.Errorf("--max-container-restart-period is the real kubelet's setting: use it with --kubelet upstream")
+		}
 		return engine.HandWrittenKubelet, nil
 	}
 	return "", fmt.Errorf("--kubelet %q: want upstream or podtrace", c.kubelet)
@@ -128,7 +137,8 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	if c.etcdEndpoints != "" {
 		endpoints = strings.Split(c.etcdEndpoints, ",")
 	}
-	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, EtcdTLS: c.etcdTLS, Nodes: specs, Speed: c.speed, Seed: c.seed}
+	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, EtcdTLS: c.etcdTLS, Nodes: specs, Speed: c.speed, Seed: c.seed,
+		MaxContainerRestartPeriod: c.maxRestart}
 	if cfg.Kubelet, err = c.kubeletKind(); err != nil {
 		closeLog()
 		if tmp != "" {

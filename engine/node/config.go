@@ -46,6 +46,11 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	c.EvictionPressureTransitionPeriod.Duration = 5 * time.Minute
 	// The simulated machine has no real memory or disk pressure to evict on.
 	c.EvictionHard = map[string]string{}
+	if cfg.MaxContainerRestartPeriod > 0 {
+		// Upstream's own cap on crash-loop back-offs (KubeletCrashLoopBackOffMax,
+		// beta and on by default since 1.35): the initial 10 s is capped too.
+		c.CrashLoopBackOff.MaxContainerRestartPeriod = &metav1.Duration{Duration: cfg.MaxContainerRestartPeriod}
+	}
 	c.MaxPods = int32(cfg.Spec.Capacity.Pods().Value())
 	if c.MaxPods == 0 {
 		c.MaxPods = 110

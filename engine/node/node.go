@@ -75,6 +75,10 @@ type Config struct {
 	// OnEvent, when set, sees every Event the kubelet records, before the
 	// event correlator aggregates or drops any.
 	OnEvent func(*v1.Event)
+	// MaxContainerRestartPeriod, when set, caps the kubelet's crash-loop
+	// back-off (its crashLoopBackOff.maxContainerRestartPeriod; upstream's
+	// default is 5 minutes).
+	MaxContainerRestartPeriod time.Duration
 }
 
 // Node is a running kubelet.
