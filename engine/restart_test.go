@@ -42,14 +42,6 @@ func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
 		}
 		return p
 	}
-	ready := func(p *corev1.Pod) bool {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady {
-				return c.Status == corev1.ConditionTrue
-			}
-		}
-		return false
-	}
 
 	e, cancel := startOn()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
@@ -57,7 +49,7 @@ func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
 	if _, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	enginetest.WaitFor(t, 60*time.Second, "pod web Ready", func() bool { return ready(get(e)) })
+	enginetest.WaitFor(t, 60*time.Second, "pod web Ready", func() bool { return isReady(get(e)) })
 	before := get(e)
 	cancel()
 	e.Close()
@@ -67,7 +59,7 @@ func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
 	var after *corev1.Pod
 	enginetest.WaitFor(t, 90*time.Second, "pod web Ready again with one restart", func() bool {
 		after = get(e)
-		return ready(after) && len(after.Status.ContainerStatuses) == 1 && after.Status.ContainerStatuses[0].RestartCount == 1
+		return isReady(after) && len(after.Status.ContainerStatuses) == 1 && after.Status.ContainerStatuses[0].RestartCount == 1
 	})
 	if after.UID != before.UID {
 		t.Errorf("pod recreated (uid %s, was %s), want the same pod restarted", after.UID, before.UID)

@@ -159,14 +159,6 @@ func TestUpstreamKubeletPods(t *testing.T) {
 		}
 		return p
 	}
-	ready := func(p *corev1.Pod) bool {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady {
-				return c.Status == corev1.ConditionTrue
-			}
-		}
-		return false
-	}
 	event := func(name, reason, contains string) func() bool {
 		return func() bool {
 			evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
@@ -235,7 +227,7 @@ func TestUpstreamKubeletPods(t *testing.T) {
 				Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo hello"}}}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
 					PeriodSeconds: 1}}}}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return ready(get("ordered")) })
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("ordered")) })
 		var order []string
 		for _, ev := range rec.Events() {
 			if ev.Pod == "ordered" && ev.Status == stages.Succeeded && (ev.Stage == stages.Start || ev.Stage == stages.Hooks || ev.Stage == stages.Ready) {
@@ -256,15 +248,15 @@ func TestUpstreamKubeletPods(t *testing.T) {
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: "nginx:1.27", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 				HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8081)}}, PeriodSeconds: 1}}}}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return ready(get("probed")) })
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("probed")) })
 		f := e.Tracer.Faults.Add(stages.Fault{Stage: stages.Ready, Kind: stages.Fail, Scope: stages.Scope{Pod: "default/probed"}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod NotReady", func() bool { return !ready(get("probed")) })
+		enginetest.WaitFor(t, 30*time.Second, "the pod NotReady", func() bool { return !isReady(get("probed")) })
 		enginetest.WaitFor(t, 10*time.Second, "Unhealthy", event("probed", "Unhealthy", "Readiness probe failed"))
 		if len(lane("probed", stages.Ready, stages.Retrying)) == 0 {
 			t.Error("the lane's ready stage did not fall back")
 		}
 		e.Tracer.Faults.Remove(f.ID)
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready again", func() bool { return ready(get("probed")) })
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready again", func() bool { return isReady(get("probed")) })
 	})
 
 	t.Run("missing configMap", func(t *testing.T) {
@@ -290,7 +282,7 @@ func TestUpstreamKubeletPods(t *testing.T) {
 	t.Run("logs through the kubelet", func(t *testing.T) {
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "talker"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "talk", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hello from talker; sleep 3600"}}}}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return ready(get("talker")) })
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("talker")) })
 		var out string
 		enginetest.WaitFor(t, 10*time.Second, "the log line", func() bool {
 			b, err := pods.GetLogs("talker", &corev1.PodLogOptions{}).DoRaw(ctx)

@@ -22,15 +22,8 @@ import (
 // engine clock drives podtrace's own kubelet's back-offs (the real
 // kubelet's run on real time).
 func TestFastForwardKeyWalksThePullBackOff(t *testing.T) {
-	logs.To(io.Discard)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1,
-		Kubelet: engine.HandWrittenKubelet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	ctx := context.Background()
+	e := startOneNode(t, engine.HandWrittenKubelet)
 	cc := clockControl{e}
 	cc.Paused() // the UI's first frame
 	sub := e.Hub.Subscribe()
@@ -78,15 +71,8 @@ func TestFastForwardKeyWalksThePullBackOff(t *testing.T) {
 // 5-minute flush; the key activates it, so another attempt (another
 // FailedScheduling) follows at once.
 func TestFastForwardKeyRetriesScheduling(t *testing.T) {
-	logs.To(io.Discard)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1,
-		Kubelet: engine.UpstreamKubelet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	ctx := context.Background()
+	e := startOneNode(t, engine.UpstreamKubelet)
 	cc := clockControl{e}
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
@@ -110,4 +96,20 @@ func TestFastForwardKeyRetriesScheduling(t *testing.T) {
 			t.Fatalf("%d scheduling attempts in 30s; want each > to retry at once", attempts)
 		}
 	}
+}
+
+// startOneNode starts a one-node engine on real time, its nodes running
+// kubelet, until the test ends.
+func startOneNode(t *testing.T, kubelet engine.KubeletKind) *engine.Engine {
+	t.Helper()
+	logs.To(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1,
+		Kubelet: kubelet})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); e.Close() })
+	return e
 }

@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -295,4 +297,29 @@ func (k *kubectl) writeFile(name, content string) string {
 		k.t.Fatal(err)
 	}
 	return name
+}
+
+// getThroughForward runs kubectl port-forward from a local port kubectl
+// picks to port 80 of pod, sends an HTTP GET through it and returns the
+// forward (stopped when the test ends) and what came back.
+func (k *kubectl) getThroughForward(t *testing.T, pod string) (*stream, []byte) {
+	t.Helper()
+	s := k.start("port-forward", "pod/"+pod, ":80")
+	t.Cleanup(s.stop)
+	out := s.waitOutput(t, "Forwarding from", 30*time.Second, func(out string) bool {
+		return strings.Contains(out, "Forwarding from 127.0.0.1:")
+	})
+	port := regexp.MustCompile(`127\.0\.0\.1:(\d+) -> 80`).FindStringSubmatch(out)
+	if port == nil {
+		t.Fatalf("no local port in %q", out)
+	}
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port[1], 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+	b, _ := io.ReadAll(conn)
+	return s, b
 }

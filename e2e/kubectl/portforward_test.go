@@ -1,9 +1,6 @@
 package kubectle2e
 
 import (
-	"io"
-	"net"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,24 +17,10 @@ func TestPortForward(t *testing.T) {
 		k.ok("run", name, "--image=nginx", "--port=80")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
 		uid := k.ok("get", "pod", name, "-o", "jsonpath={.metadata.uid}")
-		s := k.start("port-forward", "pod/"+name, ":80")
-		out := s.waitOutput(t, "Forwarding from", 30*time.Second, func(out string) bool {
-			return strings.Contains(out, "Forwarding from 127.0.0.1:")
-		})
-		port := regexp.MustCompile(`127\.0\.0\.1:(\d+) -> 80`).FindStringSubmatch(out)
-		if port == nil {
-			t.Fatalf("no local port in %q", out)
-		}
-		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port[1], 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		_, _ = conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
-		if b, _ := io.ReadAll(conn); len(b) != 0 {
+		s, b := k.getThroughForward(t, name)
+		if len(b) != 0 {
 			t.Errorf("read %q through the forward, want nothing", b)
 		}
-		conn.Close()
 		// The kubelet names the pod by its full name, name_namespace.
 		want := "error forwarding port 80 to pod " + name + "_default, uid " + uid +
 			": rpc error: code = Unimplemented desc = method PortForward not implemented"

@@ -1,12 +1,8 @@
 package kubectle2e
 
 import (
-	"io"
-	"net"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/engine"
 )
@@ -38,23 +34,7 @@ func TestRealKubeletStreams(t *testing.T) {
 			}
 		}
 
-		s := k.start("port-forward", "pod/"+name, ":80")
-		defer s.stop()
-		out := s.waitOutput(t, "Forwarding from", 30*time.Second, func(out string) bool {
-			return strings.Contains(out, "Forwarding from 127.0.0.1:")
-		})
-		port := regexp.MustCompile(`127\.0\.0\.1:(\d+) -> 80`).FindStringSubmatch(out)
-		if port == nil {
-			t.Fatalf("no local port in %q", out)
-		}
-		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port[1], 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		_, _ = conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
-		if b, _ := io.ReadAll(conn); !strings.HasPrefix(string(b), "HTTP/1.0 200 OK") || !strings.HasSuffix(string(b), "ok\n") {
+		if _, b := k.getThroughForward(t, name); !strings.HasPrefix(string(b), "HTTP/1.0 200 OK") || !strings.HasSuffix(string(b), "ok\n") {
 			t.Errorf("read %q through the forward, want the pod's 200 ok", b)
 		}
 	})
