@@ -89,7 +89,9 @@ func TestFastForwardKeyRetriesScheduling(t *testing.T) {
 		case ev := <-sub.C():
 			if ev.Pod == "big" && ev.Stage == stages.Schedule && ev.Reason == "FailedScheduling" {
 				attempts++
-				time.Sleep(200 * time.Millisecond) // let the scheduler park the pod
+			}
+		case <-time.After(500 * time.Millisecond):
+			if attempts > 0 { // the first attempt failed: press ">"
 				_, _ = cc.FastForward()
 			}
 		case <-deadline:
