@@ -36,7 +36,8 @@ func envInt(name string, def int) int {
 // process: on the upstream control plane with podtrace's seams, then on the
 // same components without them. It reports each run's pods/s and process
 // CPU per pod, their ratio (the seams' cost), and the peak RSS.
-// BENCH_PODS and BENCH_NODES change the size. Run with -benchtime=1x.
+// BENCH_PODS and BENCH_NODES change the size; BENCH_KUBELET=upstream runs
+// the real kubelets instead of podtrace's own. Run with -benchtime=1x.
 func BenchmarkDeploymentReady(b *testing.B) {
 	logs.To(io.Discard)
 	pods, nodeCount := envInt("BENCH_PODS", 1000), envInt("BENCH_NODES", 100)
@@ -63,11 +64,24 @@ func deploymentRun(b *testing.B, pods, nodeCount int, plain bool) runResult {
 	resetPeakRSS()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: b.TempDir(), Nodes: nodes.Defaults(nodeCount), Speed: 1, Seed: 1,
+	// Not b.TempDir: real kubelets may still write under their root
+	// directories for a moment after Close, and its removal would fail.
+	dir, err := os.MkdirTemp("", "podtrace-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg := engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: 1, Seed: 1,
 		UnsafeNoFsync: true, PlainControlPlane: plain,
 		NewRuntime: func(node string, clk *clock.Clock, seed int64) runtime.Runtime {
 			return sim.New(sim.Config{Clock: clk, Latency: &sim.ZeroLatency, Seed: seed, Node: node})
-		}})
+		}}
+	if os.Getenv("BENCH_KUBELET") == string(engine.UpstreamKubelet) {
+		// The real kubelets on the simulated CRI runtime, its latency
+		// model scaled down to almost nothing.
+		cfg.Kubelet, cfg.NewRuntime, cfg.Speed = engine.UpstreamKubelet, nil, clock.MaxSpeed
+	}
+	e, err := engine.Start(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
