@@ -1,7 +1,9 @@
 package node
 
 import (
+	"math"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +70,7 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	c.CgroupsPerQOS = false
 	c.EnforceNodeAllocatable = nil
 	c.HairpinMode = kubeletconfig.HairpinVeth
-	c.MaxOpenFiles = 1024
+	c.MaxOpenFiles = openFilesLimit()
 	c.RegistryBurst = 10
 	c.RegistryPullQPS = 5.0
 	c.ResolverConfig = kubetypes.ResolvConfDefault
@@ -82,4 +84,16 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	c.PodLogsDir = filepath.Join(cfg.Dir, "pod-logs")
 	c.FailSwapOn = false
 	return &kubeletoptions.KubeletServer{KubeletFlags: *f, KubeletConfiguration: *c}, nil
+}
+
+// openFilesLimit is the process's hard limit on open files. The kubelet
+// sets RLIMIT_NOFILE to its maxOpenFiles for the whole process (kubemark's
+// 1024 would choke podtrace and every other kubelet in it); at the hard
+// limit the call changes nothing the Go runtime has not already raised.
+func openFilesLimit() int64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Max > math.MaxInt64 {
+		return 1000000 // upstream's default
+	}
+	return int64(rl.Max)
 }
