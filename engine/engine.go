@@ -220,7 +220,7 @@ func (e *Engine) Close() error {
 	e.cancel()
 	defer e.restoreMemLimit()
 	for _, s := range e.sims {
-		_ = s.Save(context.Background()) // the records a restart on the data dir finds
+		_ = s.Shutdown(context.Background()) // saves the records a restart on the data dir finds
 	}
 	if e.ControlPlane != nil {
 		return e.ControlPlane.Close()

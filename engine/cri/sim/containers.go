@@ -20,6 +20,9 @@ import (
 // arguments (which say what the simulated process does: see the simulated
 // runtime's rules), with its log file at the path the kubelet gives.
 func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+	if r.closed.Load() {
+		return "", errShutDown
+	}
 	env := map[string]string{}
 	for _, kv := range cfg.GetEnvs() {
 		env[kv.GetKey()] = string(kv.GetValue())
@@ -173,6 +176,9 @@ func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout
 
 // ReopenContainerLog reopens the container's log file (after rotation).
 func (r *Runtime) ReopenContainerLog(_ context.Context, id string) error {
+	if r.closed.Load() {
+		return errShutDown
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.containers[id]

@@ -19,6 +19,9 @@ import (
 // address. A network failure tears the sandbox down again and fails the
 // call as containerd does.
 func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, _ string) (string, error) {
+	if r.closed.Load() {
+		return "", errShutDown
+	}
 	md := cfg.GetMetadata()
 	id, err := r.rt.RunPodSandbox(ctx, runtime.SandboxConfig{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid(),
 		Attempt: int(md.GetAttempt()), Hostname: cfg.GetHostname(), Annotations: cfg.GetAnnotations()})

@@ -30,6 +30,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -88,7 +89,8 @@ type Runtime struct {
 	containers map[string]*container
 
 	saveMu sync.Mutex
-	saved  []byte // the state last written to StateFile
+	saved  []byte      // the state last written to StateFile
+	closed atomic.Bool // Shutdown: nothing more is written
 
 	streamOnce     sync.Once
 	stream         streaming.Server // exec, attach and port-forward streams
@@ -200,6 +202,10 @@ func loopback(ip string) string {
 	b[0] = 127
 	return netip.AddrFrom4(b).String()
 }
+
+// errShutDown answers the calls that would write under the data dir after
+// Shutdown.
+var errShutDown = status.Error(codes.Unavailable, RuntimeName+" is shut down")
 
 func notFound(kind, id string) error {
 	return status.Errorf(codes.NotFound, "an error occurred when try to find %s %q: not found", kind, id)

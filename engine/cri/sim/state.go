@@ -115,7 +115,7 @@ func (r *Runtime) Save(ctx context.Context) error {
 	}
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
-	if bytes.Equal(data, r.saved) {
+	if r.closed.Load() || bytes.Equal(data, r.saved) {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(r.cfg.StateFile), 0o700); err != nil {
@@ -132,19 +132,30 @@ func (r *Runtime) Save(ctx context.Context) error {
 	return nil
 }
 
-// Keep saves the state every interval until ctx ends, then once more, and
-// closes the streaming port.
+// Keep saves the state every interval until ctx ends; Shutdown makes the
+// last save.
 func (r *Runtime) Keep(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			_ = r.Save(context.WithoutCancel(ctx))
-			r.stopStreams()
 			return
 		case <-t.C:
 			_ = r.Save(ctx)
 		}
 	}
+}
+
+// Shutdown saves the state a last time and stops the runtime: from then on
+// it writes nothing under the data dir (no save, no new sandbox, container
+// or log file) and its streaming port is closed, so the data dir can be
+// removed or reused by the next run.
+func (r *Runtime) Shutdown(ctx context.Context) error {
+	err := r.Save(ctx)
+	r.saveMu.Lock()
+	r.closed.Store(true)
+	r.saveMu.Unlock()
+	r.stopStreams()
+	return err
 }
