@@ -55,7 +55,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			sims = append(sims, sim)
-			go sim.Keep(ctx, 2*time.Second)
+			go wait.UntilWithContext(ctx, func(ctx context.Context) { _ = sim.Save(ctx) }, 2*time.Second)
 			hooks = crihooks.New(e.Tracer, n.Name, sim, sim)
 		}
 		e.CRIHooks[i] = hooks

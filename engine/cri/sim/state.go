@@ -82,7 +82,8 @@ func (r *Runtime) restore() error {
 const sandboxAnnotation = "podtrace.dev/sandbox-id"
 
 // Save writes the records of every sandbox and container to StateFile
-// (atomically), if it is set and they changed since the last Save.
+// (atomically), if it is set and they changed since the last Save; the
+// engine calls it periodically, and Shutdown a last time.
 func (r *Runtime) Save(ctx context.Context) error {
 	if r.cfg.StateFile == "" {
 		return nil
@@ -130,21 +131,6 @@ func (r *Runtime) Save(ctx context.Context) error {
 	}
 	r.saved = data
 	return nil
-}
-
-// Keep saves the state every interval until ctx ends; Shutdown makes the
-// last save.
-func (r *Runtime) Keep(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_ = r.Save(ctx)
-		}
-	}
 }
 
 // Shutdown saves the state a last time and stops the runtime: from then on
