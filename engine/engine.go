@@ -38,6 +38,8 @@ type Config struct {
 	EtcdTLS       etcd.TLSFiles
 	// UnsafeNoFsync turns etcd's fsync off (benchmarks).
 	UnsafeNoFsync bool
+	// APIAddress is the API server's listen address (default 127.0.0.1:0).
+	APIAddress string
 	// Nodes to run a kubelet for.
 	Nodes []nodes.Spec
 	// Speed of the engine clock (1 = real time).
@@ -125,7 +127,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	for i, n := range names {
 		users[i] = identity.NodeUser(n)
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, EtcdEndpoints: cfg.EtcdEndpoints,
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, Address: cfg.APIAddress, EtcdEndpoints: cfg.EtcdEndpoints,
 		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer, Users: users,
 		KubeletDial: node.Dial})
 	if err != nil {

@@ -246,13 +246,19 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 		if got := evs.Items[0].Message; got != msg {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, msg)
 		}
-		p, _ := e.AdminClient().CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		// kube-scheduler records the event and patches the pod's condition
+		// separately; wait for the condition too.
+		var p *corev1.Pod
 		var cond corev1.PodCondition
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled {
-				cond = c
+		enginetest.WaitFor(t, 20*time.Second, name+" PodScheduled=False", func() bool {
+			p, _ = e.AdminClient().CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled {
+					cond = c
+				}
 			}
-		}
+			return cond.Status == corev1.ConditionFalse
+		})
 		if p.Status.Phase != corev1.PodPending || cond.Status != corev1.ConditionFalse || cond.Reason != "Unschedulable" || cond.Message != msg {
 			t.Errorf("%s: phase %s, PodScheduled %+v", name, p.Status.Phase, cond)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/pki"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -28,6 +29,15 @@ import (
 type CRI struct {
 	Runtime internalapi.RuntimeService
 	Images  internalapi.ImageManagerService
+}
+
+// nodeIP gives node i (from 0) its InternalIP in the pod network namespace
+// (engine/podnet), numbered as kind numbers its nodes: 172.18.0.2,
+// 172.18.0.3, …; the address is made local there.
+func nodeIP(i int) (net.IP, error) {
+	n := i + 2
+	ip := net.IPv4(172, 18, byte(n/256), byte(n%256))
+	return ip, podnet.AddRange(ip.String() + "/32")
 }
 
 // startNodes starts one real kubelet per node, concurrently, each on its
@@ -65,7 +75,13 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 				return err
 			}
 			ips := []net.IP{net.IPv4(127, 0, 0, 1)}
-			if hostIP != nil {
+			var ownIP net.IP
+			if podnet.Inside() {
+				if ownIP, err = nodeIP(i); err != nil {
+					return err
+				}
+				ips = append(ips, ownIP)
+			} else if hostIP != nil {
 				ips = append(ips, hostIP)
 			}
 			cert, err := e.PKI.IssueKubeletServing(n.Name, ips...)
@@ -75,7 +91,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
 				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
 				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent,
-				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod})
+				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP})
 			return err
 		})
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/enginetest"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
 )
@@ -238,9 +239,12 @@ func TestUpstreamKubeletPods(t *testing.T) {
 		if strings.Join(order, " ") != strings.Join(want, " ") {
 			t.Errorf("order %v, want %v", order, want)
 		}
-		ip := get("ordered").Status.PodIP
-		if !strings.HasPrefix(ip, "127.244.") {
-			t.Errorf("pod IP %q, want a loopback address mirroring the pod CIDR", ip)
+		ip, prefix := get("ordered").Status.PodIP, "127.244." // a loopback address mirroring the pod CIDR
+		if podnet.Inside() {
+			prefix = "10.244." // the pod IP itself, in the pod network namespace
+		}
+		if !strings.HasPrefix(ip, prefix) {
+			t.Errorf("pod IP %q, want %s*", ip, prefix)
 		}
 	})
 

@@ -16,6 +16,7 @@ import (
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime/containerd"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
@@ -133,12 +134,23 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	if err != nil {
 		return nil, nil, err
 	}
+	hostLn, err := podnetListener()
+	if err != nil {
+		closeLog()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, nil, err
+	}
 	var endpoints []string
 	if c.etcdEndpoints != "" {
 		endpoints = strings.Split(c.etcdEndpoints, ",")
 	}
 	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, EtcdTLS: c.etcdTLS, Nodes: specs, Speed: c.speed, Seed: c.seed,
 		MaxContainerRestartPeriod: c.maxRestart}
+	if hostLn != nil {
+		cfg.APIAddress = hostLn.Addr().String() // the same address inside, forwarded below
+	}
 	if cfg.Kubelet, err = c.kubeletKind(); err != nil {
 		closeLog()
 		if tmp != "" {
@@ -168,6 +180,9 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	go scenario.WatchNodeFaults(watchCtx, e) // kubelet:fail:node-not-ready takes its node NotReady
+	if hostLn != nil {
+		go podnet.Forward(watchCtx, hostLn, cfg.APIAddress) // kubectl on the host reaches the API server inside
+	}
 	cleanup := func() {
 		stopWatch()
 		e.Close()

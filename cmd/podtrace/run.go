@@ -60,6 +60,9 @@ cluster did not start, 2 a pod failed or is stuck, 3 timeout.`,
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long (headless)")
 	c.Flags().StringVar(&theme, "theme", "dark", "UI theme: dark, light, high-contrast, colorblind")
 	c.RunE = func(c *cobra.Command, _ []string) error {
+		if ran, err := cf.enterPodNetwork(); ran {
+			return err
+		}
 		ms, err := readManifests(files.ToOptions(), os.Stdin)
 		if err != nil {
 			return err

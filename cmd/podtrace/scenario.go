@@ -64,6 +64,9 @@ behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
 			if check && !headless {
 				return errors.New("--check needs --headless")
 			}
+			if ran, err := cf.enterPodNetwork(); ran {
+				return err
+			}
 			if check && !c.Flags().Changed("speed") {
 				cf.speed = 10 // a check has nobody watching: run the clock fast
 			}

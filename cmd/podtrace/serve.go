@@ -20,6 +20,9 @@ export KUBECONFIG=... line that points kubectl at it.`,
 		Example: `  podtrace serve --data-dir /tmp/pt --nodes 5`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if ran, err := cf.enterPodNetwork(); ran {
+				return err
+			}
 			e, cleanup, err := cf.start(c.Context())
 			if err != nil {
 				return err

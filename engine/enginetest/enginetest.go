@@ -4,6 +4,8 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -13,9 +15,27 @@ import (
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/identity"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )
+
+// Main runs a test package's tests in a pod network namespace
+// (engine/podnet) where one can be made, as podtrace itself runs the real
+// kubelet: simulated pods then answer on their pod IPs and Services get
+// endpoints. Elsewhere the tests run where they are. Call it from
+// TestMain.
+func Main(m *testing.M) {
+	if !podnet.Inside() {
+		if code, err := podnet.Reexec(""); err == nil {
+			os.Exit(code)
+		}
+	} else if err := podnet.Setup(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
 
 // Env is a running control plane for one test.
 type Env struct {

@@ -25,6 +25,9 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	f.MaxContainerCount = 100
 	f.MaxPerPodContainerCount = 2
 	f.NodeLabels = cfg.Spec.Labels
+	if cfg.NodeIP != nil {
+		f.NodeIP = cfg.NodeIP.String()
+	}
 
 	c, err := kubeletoptions.NewKubeletConfiguration()
 	if err != nil {

@@ -16,11 +16,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -31,6 +33,7 @@ import (
 
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/kubelet"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
@@ -79,6 +82,9 @@ type Config struct {
 	// back-off (its crashLoopBackOff.maxContainerRestartPeriod; upstream's
 	// default is 5 minutes).
 	MaxContainerRestartPeriod time.Duration
+	// NodeIP, when set, is the node's InternalIP (a local address); else
+	// the kubelet finds the host's own.
+	NodeIP net.IP
 }
 
 // Node is a running kubelet.
@@ -146,6 +152,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// As cmd/kubelet/app's InitializeTLS: ask for a client certificate,
 		// which the x509 authenticator then verifies.
 		deps.TLSConfig.ClientAuth = tls.RequestClientCert
+	}
+	if err := userNamespaceGate(); err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	registering.Lock()
 	defer registering.Unlock()
@@ -240,3 +249,13 @@ func freePort() (int, error) {
 	_, p, _ := net.SplitHostPort(l.Addr().String())
 	return strconv.Atoi(p)
 }
+
+// userNamespaceGate turns on the kubelet's KubeletInUserNamespace feature
+// gate (process-wide, once), as rootless Kubernetes (kind, k3s, usernetes)
+// does: inside podtrace's pod network namespace (engine/podnet) the
+// kubelet then goes on without what a user namespace denies it, such as
+// the OOM watcher's /dev/kmsg, the host's kernel log, which no simulated
+// node should read. Outside a user namespace the gate changes nothing.
+var userNamespaceGate = sync.OnceValue(func() error {
+	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(features.KubeletInUserNamespace): true})
+})

@@ -34,7 +34,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 		if err != nil {
 			return "", err
 		}
-		return loopback(res.IP), nil
+		return r.address(res.IP), nil
 	}
 	var ip string
 	if r.cfg.Network != nil {

@@ -10,16 +10,16 @@
 //
 // Pod addresses: the kubelet dials a pod's IP itself for HTTP, TCP and gRPC
 // probes and httpGet hooks, so a simulated pod must really answer there.
-// Each pod gets a loopback address that mirrors its place in the pod CIDR
-// (10.244.1.7 is served as 127.244.1.7): on Linux every 127/8 address is
-// loopback, so this needs no root and no network namespace, and the
-// answers never leave the machine. A network namespace per node would need
-// root (or a user namespace) and a way for the kubelet, in podtrace's own
-// namespace, to reach into it. The costs: ports below 1024 need root (or a
-// lower net.ipv4.ip_unprivileged_port_start), and on macOS only 127.0.0.1
-// is configured (`sudo ifconfig lo0 alias 127.244.1.7` adds one), so there
-// probes of pods whose address cannot be bound fail with connection refused.
-// A bind that fails is logged, not fatal.
+// Inside podtrace's pod network namespace (engine/podnet, Linux) the
+// node's pod CIDR is made local and each pod answers on its own pod IP,
+// which the EndpointSlice API accepts. Elsewhere each pod gets a loopback
+// address that mirrors its place in the pod CIDR (10.244.1.7 is served as
+// 127.244.1.7): that needs no namespace, but EndpointSlices refuse
+// loopback addresses (Services get no endpoints), ports below 1024 need
+// root, and on macOS only 127.0.0.1 is configured (`sudo ifconfig lo0
+// alias 127.244.1.7` adds one), so there probes of pods whose address
+// cannot be bound fail with connection refused. A bind that fails is
+// logged, not fatal.
 package sim
 
 import (
@@ -43,6 +43,7 @@ import (
 	netsim "github.com/podtrace/podtrace/engine/kubelet/network/sim"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	rtsim "github.com/podtrace/podtrace/engine/kubelet/runtime/sim"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -83,6 +84,8 @@ type Runtime struct {
 	cfg  Config
 	rt   *rtsim.Runtime
 	ipam *netsim.Plugin
+	// podIPs: pods answer on their own pod IPs (engine/podnet).
+	podIPs bool
 
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
@@ -138,7 +141,13 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{cfg: cfg, ipam: ipam, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
+	podIPs := podnet.Inside()
+	if podIPs {
+		if err := podnet.AddRange(cfg.PodCIDR); err != nil {
+			return nil, err
+		}
+	}
+	r := &Runtime{cfg: cfg, ipam: ipam, podIPs: podIPs, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
 	r.rt = rtsim.New(rtsim.Config{Clock: clock.RealClock{}, Latency: &lat, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
 	if err := r.restore(); err != nil {
 		return nil, err
@@ -191,9 +200,13 @@ func criError(err error) error {
 	return status.Error(codes.Unknown, strings.TrimPrefix(msg, "rpc error: code = Unknown desc = "))
 }
 
-// loopback maps a pod CIDR address to the loopback address the pod is
-// served on: 10.244.1.7 → 127.244.1.7.
-func loopback(ip string) string {
+// address is where a pod with IPAM address ip is served: ip itself in a
+// pod network namespace, else its loopback twin (10.244.1.7 →
+// 127.244.1.7).
+func (r *Runtime) address(ip string) string {
+	if r.podIPs {
+		return ip
+	}
 	a, err := netip.ParseAddr(ip)
 	if err != nil || !a.Is4() {
 		return ip

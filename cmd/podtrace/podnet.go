@@ -1,0 +1,56 @@
+package main
+
+import (
+	"net"
+	"runtime"
+	"testing"
+
+	"k8s.io/klog/v2"
+
+	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/podnet"
+)
+
+// podnetSkipped says why a cluster that wanted a pod network namespace
+// runs without one; it is logged once the log file is open.
+var podnetSkipped error
+
+// enterPodNetwork runs this command again inside a pod network namespace
+// (engine/podnet) when the cluster it is about to start wants one: the
+// real kubelet on the simulated runtime, on Linux, with the embedded etcd
+// (an external one on the host's loopback could not be reached from
+// inside). ran reports that the child ran; its exit code is then this
+// command's. Call it before reading stdin or drawing anything. A test
+// binary running a command in process is not run again.
+func (c *clusterFlags) enterPodNetwork() (ran bool, err error) {
+	kind, kerr := c.kubeletKind()
+	if podnet.Inside() || testing.Testing() || kerr != nil || kind != engine.UpstreamKubelet || c.runtime != "sim" ||
+		c.etcdEndpoints != "" || runtime.GOOS != "linux" {
+		return false, nil
+	}
+	code, err := podnet.Reexec("127.0.0.1:0")
+	if err != nil {
+		podnetSkipped = err
+		return false, nil
+	}
+	if code != 0 {
+		return true, &exitError{code: code}
+	}
+	return true, nil
+}
+
+// podnetListener prepares the pod network namespace this process runs in,
+// if any, and returns the listener the parent bound on the host for the
+// API server (nil when there is none). Call it once the log is open.
+func podnetListener() (net.Listener, error) {
+	if podnetSkipped != nil {
+		klog.InfoS("Running without a pod network namespace: simulated pods answer on loopback addresses, which EndpointSlices refuse", "err", podnetSkipped)
+	}
+	if !podnet.Inside() {
+		return nil, nil
+	}
+	if err := podnet.Setup(); err != nil {
+		return nil, err
+	}
+	return podnet.HostListener()
+}

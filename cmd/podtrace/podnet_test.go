@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+)
+
+// TestServeInPodNetwork runs `podtrace serve --kubelet upstream` as a user
+// would, from the host's network namespace: podtrace runs itself again in
+// a pod network namespace of its own (engine/podnet), and the API server
+// is still reached on the host's loopback address the kubeconfig names.
+// The nodes have InternalIPs, a Service gets the Ready pods' own IPs as
+// endpoints, and an interrupt stops the whole thing cleanly. (Whether a
+// pod's address is reachable from the host is not tried: that would send
+// traffic to the host's default route.)
+func TestServeInPodNetwork(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("pod network namespaces are Linux's")
+	}
+	bin := build(t)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	serve := startBin(t, bin, &out, &errOut, "serve", "--kubelet", "upstream", "--nodes", "2", "--data-dir", dir)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	waitFile(t, kubeconfig, 60*time.Second, func(b []byte) bool { return len(b) > 0 })
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cfg.Host, "https://127.0.0.1:") {
+		t.Fatalf("kubeconfig server %s, want the host's loopback", cfg.Host)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	eventually := func(what string, ok func() (bool, string)) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			done, got := ok()
+			if done {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; last: %s\nserve stderr: %s", what, got, errOut.String())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	eventually("2 nodes with InternalIPs", func() (bool, string) {
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var ips []string
+		for _, n := range nodes.Items {
+			for _, a := range n.Status.Addresses {
+				if a.Type == corev1.NodeInternalIP {
+					ips = append(ips, a.Address)
+				}
+			}
+		}
+		slices.Sort(ips)
+		return slices.Equal(ips, []string{"172.18.0.2", "172.18.0.3"}), strings.Join(ips, ",")
+	})
+
+	labels := map[string]string{"app": "web"}
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(80)}}, PeriodSeconds: 1}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2),
+		Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27",
+				Ports: []corev1.ContainerPort{{ContainerPort: 80}}, ReadinessProbe: probe}}}}}}
+	if _, err := c.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{Selector: labels,
+		Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := c.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var podIPs []string
+	eventually("the Service's endpoints to be its 2 Ready pods' IPs", func() (bool, string) {
+		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		podIPs = podIPs[:0]
+		for _, p := range pods.Items {
+			if p.Status.PodIP != "" {
+				podIPs = append(podIPs, p.Status.PodIP)
+			}
+		}
+		slices.Sort(podIPs)
+		eps, err := c.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var ready []string
+		for _, s := range eps.Items {
+			for _, ep := range s.Endpoints {
+				if ptr.Deref(ep.Conditions.Ready, false) {
+					ready = append(ready, ep.Addresses...)
+				}
+			}
+		}
+		slices.Sort(ready)
+		return len(podIPs) == 2 && strings.Join(ready, ",") == strings.Join(podIPs, ","),
+			"endpoints " + strings.Join(ready, ",") + ", pods " + strings.Join(podIPs, ",")
+	})
+	for _, ip := range podIPs {
+		if !strings.HasPrefix(ip, "10.244.") {
+			t.Errorf("pod IP %s, want one from the nodes' pod CIDRs", ip)
+		}
+	}
+
+	if err := serve.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Wait(); err != nil {
+		t.Errorf("serve did not stop cleanly: %v\n%s", err, errOut.String())
+	}
+	if _, err := c.Discovery().ServerVersion(); err == nil {
+		t.Error("the API server still answers after serve stopped")
+	}
+}
+

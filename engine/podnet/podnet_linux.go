@@ -1,0 +1,114 @@
+package podnet
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/vishvananda/netlink"
+)
+
+// Reexec runs the current program again, with the same arguments, in a
+// new user and network namespace, and returns its exit code once it ends;
+// hostAddr ("127.0.0.1:0"), unless empty, is bound here first and handed
+// over (see HostListener). Signals podtrace stops on are passed to the child.
+// ErrUnsupported, or the error that kept the namespace from being made,
+// means nothing ran: go on in the host's namespace.
+func Reexec(hostAddr string) (int, error) {
+	if Inside() {
+		return 0, errors.New("podnet: already inside a pod network namespace")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, os.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), envChild+"="+noListener)
+	if hostAddr != "" {
+		ln, err := net.Listen("tcp", hostAddr)
+		if err != nil {
+			return 0, err
+		}
+		f, err := ln.(*net.TCPListener).File()
+		ln.Close()
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		cmd.ExtraFiles = []*os.File{f}
+		cmd.Env[len(cmd.Env)-1] = envChild + "=" + ln.Addr().String()
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	// The child shares the terminal and its process group, so a Ctrl-C
+	// there reaches it directly; signals sent to this process alone are
+	// passed on.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("podnet: %w", err)
+	}
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s) //nolint:errcheck // it may have exited
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
+
+// Setup brings the namespace's loopback interface up; call it once,
+// early, in the child.
+func Setup() error {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("podnet: %w", err)
+	}
+	if err := netlink.LinkSetUp(lo); err != nil {
+		return fmt.Errorf("podnet: loopback up: %w", err)
+	}
+	return nil
+}
+
+// AddRange makes every address of cidr ("10.244.1.0/24") local inside
+// the namespace, as an address on its loopback interface: pods bind their
+// own IPs there and the kubelet's probes reach them.
+func AddRange(cidr string) error {
+	if !Inside() {
+		return errors.New("podnet: not inside a pod network namespace")
+	}
+	ip, ipnet, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return err
+	}
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("podnet: %w", err)
+	}
+	ipnet.IP = ip.Mask(ipnet.Mask)
+	if err := netlink.AddrReplace(lo, &netlink.Addr{IPNet: ipnet}); err != nil {
+		return fmt.Errorf("podnet: add %s to lo: %w", cidr, err)
+	}
+	return nil
+}
