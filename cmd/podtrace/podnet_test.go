@@ -138,4 +138,3 @@ func TestServeInPodNetwork(t *testing.T) {
 		t.Error("the API server still answers after serve stopped")
 	}
 }
-
