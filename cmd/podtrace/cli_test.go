@@ -87,7 +87,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"run", "-f", "no-such-file.yaml", "--headless"}, `podtrace: the path "no-such-file.yaml" does not exist`},
 		{[]string{"kubeconfig"}, "podtrace: kubeconfig needs --data-dir"},
 		{[]string{"serve", "--kubelet", "nope"}, `podtrace: --kubelet "nope": want upstream or podtrace`},
-		{[]string{"serve", "--max-container-restart-period", "5s"}, "podtrace: --max-container-restart-period is the real kubelet's setting: use it with --kubelet upstream"},
+		{[]string{"serve", "--kubelet", "podtrace", "--max-container-restart-period", "5s"}, "podtrace: --max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none"},
+		{[]string{"serve", "--runtime", "containerd", "--max-container-restart-period", "5s"}, "podtrace: --max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none"},
 		{[]string{"serve", "--kubelet", "upstream", "--max-container-restart-period", "5ms"}, "podtrace: --max-container-restart-period 5ms: want at least 1s"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

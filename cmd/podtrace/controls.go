@@ -137,6 +137,9 @@ func (c clockControl) FastForward() (time.Duration, error) {
 	if activated > 0 {
 		return 0, nil
 	}
+	if len(c.e.Nodes) > 0 {
+		return 0, fmt.Errorf("nothing to fast-forward: the real kubelet's back-offs run on real time")
+	}
 	return 0, fmt.Errorf("nothing is waiting on the clock")
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -73,15 +74,25 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	fs.StringVar(&c.kubelet, "kubelet", "podtrace", "node agent: podtrace (podtrace's own) or upstream (the real kubelet "+version.Kubernetes+" on the simulated CRI runtime; see the README for what it does not serve yet)")
-	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "with --kubelet upstream: cap the kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
+	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+" on the simulated CRI runtime; the default on Linux) or podtrace (podtrace's own; the default with --runtime containerd and outside Linux)")
+	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
 	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
 }
 
-// kubeletKind reads --kubelet.
+// kubeletKind reads --kubelet. Unset, it is the real kubelet, except
+// where that does not run yet or cannot serve pods well: with --runtime
+// containerd, and outside Linux (no pod network namespace, see
+// engine/podnet), podtrace's own.
 func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 	containerd := c.runtime == "containerd"
-	switch c.kubelet {
+	kind := c.kubelet
+	if kind == "" {
+		kind = "upstream"
+		if containerd || goruntime.GOOS != "linux" {
+			kind = "podtrace"
+		}
+	}
+	switch kind {
 	case "upstream":
 		if containerd {
 			return "", fmt.Errorf("--kubelet upstream: --runtime containerd still runs podtrace's own kubelet (use --kubelet podtrace)")
@@ -90,9 +101,9 @@ func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 			return "", fmt.Errorf("--max-container-restart-period %s: want at least 1s", c.maxRestart)
 		}
 		return engine.UpstreamKubelet, nil
-	case "", "podtrace":
+	case "podtrace":
 		if c.maxRestart != 0 {
-			return "", fmt.Errorf("--max-container-restart-period is the real kubelet's setting: use it with --kubelet upstream")
+			return "", fmt.Errorf("--max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none")
 		}
 		return engine.HandWrittenKubelet, nil
 	}

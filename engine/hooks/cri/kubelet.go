@@ -32,6 +32,7 @@ func (t *tracker) ObservedPodOnWatch(pod *v1.Pod, when time.Time) {
 	uid := string(pod.UID)
 	h.mu.Lock()
 	h.ports[uid] = probePorts(pod)
+	h.postStart[uid] = postStartHooks(pod)
 	_, seen := h.kubelet[uid]
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		h.ending[uid] = true
@@ -139,3 +140,32 @@ func (h *Hooks) NotReady() bool { return h.notReady.Load() }
 
 // NodeName returns the node the runtime belongs to.
 func (h *Hooks) NodeName() string { return h.node }
+
+// postStartHooks says, for each container of pod that runs lifecycle
+// hooks (the regular ones and restartable init containers, the sidecars),
+// whether it has a postStart hook.
+func postStartHooks(pod *v1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			out[c.Name] = c.Lifecycle != nil && c.Lifecycle.PostStart != nil
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		out[c.Name] = c.Lifecycle != nil && c.Lifecycle.PostStart != nil
+	}
+	return out
+}
+
+// noPostStart reports the hooks stage of a started container that has no
+// postStart hook as done at once, as the kubelet goes straight on to its
+// probes, so its lane has no gap; a container with one reports it from
+// the hook's ExecSync.
+func (h *Hooks) noPostStart(ref trace.Ref, name string, attempt int) {
+	h.mu.Lock()
+	has, runsHooks := h.postStart[ref.UID][name]
+	h.mu.Unlock()
+	if runsHooks && !has {
+		h.tr.BeginWithAt(ref, stages.Hooks, Component, h.tr.Clock().Now(), withContainer(name, attempt)).Succeed("", "no postStart hook")
+	}
+}

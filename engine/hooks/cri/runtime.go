@@ -100,6 +100,7 @@ func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
 		delete(r.h.kubelet, uid)
 		delete(r.h.ending, uid)
 		delete(r.h.ports, uid)
+		delete(r.h.postStart, uid)
 		for k := range r.h.pulled {
 			if strings.HasPrefix(k, uid+"\x00") {
 				delete(r.h.pulled, k)
@@ -143,10 +144,14 @@ func (r *runtimeHook) StartContainer(ctx context.Context, id string) error {
 	if !ok {
 		return r.RuntimeService.StartContainer(ctx, id)
 	}
-	return r.h.call(ctx, ref, stages.Start, withContainer(c.name, c.attempt),
+	err := r.h.call(ctx, ref, stages.Start, withContainer(c.name, c.attempt),
 		func(f stages.Fault) error { return startError(f, c.command) },
 		func() error { return r.RuntimeService.StartContainer(ctx, id) },
 		func() (string, string) { return "Started", "Container started" }, "RunContainerError")
+	if err == nil {
+		r.h.noPostStart(ref, c.name, c.attempt)
+	}
+	return err
 }
 
 // StopContainer is the terminate stage of a deleted pod: the stop signal,
