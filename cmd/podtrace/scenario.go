@@ -67,6 +67,9 @@ behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
 			if ran, err := cf.enterPodNetwork(); ran {
 				return err
 			}
+			if kind, err := cf.kubeletKind(); err == nil && kind == engine.UpstreamKubelet && !c.Flags().Changed("max-container-restart-period") {
+				cf.maxRestart = s.MaxContainerRestartPeriod // the scenario's pace for crash loops
+			}
 			if check && !c.Flags().Changed("speed") {
 				cf.speed = 10 // a check has nobody watching: run the clock fast
 			}

@@ -10,7 +10,8 @@ import (
 // knownFields lists the keys each mapping of a scenario file may hold, by
 // its place in the file ("" is the top, "expect[]" each expectation).
 var knownFields = map[string][]string{
-	"":         {"title", "story", "nodes", "setup", "faults", "manifests", "goal", "expect", "hints", "explanation", "fix"},
+	"":         {"title", "story", "nodes", "kubelet", "setup", "faults", "manifests", "goal", "expect", "hints", "explanation", "fix"},
+	"kubelet":  {"maxContainerRestartPeriod"},
 	"setup":    {"delete"},
 	"goal":     {"description", "namespace", "deployment", "pod"},
 	"expect[]": {"stage", "status", "minDuration", "event", "waiting", "reason", "message"},

@@ -26,6 +26,7 @@ type layout struct {
 	Title       string       `yaml:"title"`
 	Story       string       `yaml:"story"`
 	Nodes       yaml.Node    `yaml:"nodes"`
+	Kubelet     kubeletYAML  `yaml:"kubelet"`
 	Setup       setupYAML    `yaml:"setup"`
 	Faults      []string     `yaml:"faults"`
 	Manifests   string       `yaml:"manifests"`
@@ -34,6 +35,10 @@ type layout struct {
 	Hints       []string     `yaml:"hints"`
 	Explanation string       `yaml:"explanation"`
 	Fix         fixYAML      `yaml:"fix"`
+}
+
+type kubeletYAML struct {
+	MaxContainerRestartPeriod string `yaml:"maxContainerRestartPeriod"`
 }
 
 type setupYAML struct {
@@ -159,6 +164,13 @@ func (p parser) build(l *layout) (*Scenario, error) {
 	var err error
 	if s.Nodes, err = p.nodes(&l.Nodes); err != nil {
 		return nil, err
+	}
+	if v := l.Kubelet.MaxContainerRestartPeriod; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return nil, p.errorf([]any{"kubelet", "maxContainerRestartPeriod"}, "%q is not a duration of at least 1s", v)
+		}
+		s.MaxContainerRestartPeriod = d
 	}
 	for i, obj := range s.Setup {
 		if _, _, _, err := splitObject(obj); err != nil {

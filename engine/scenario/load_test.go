@@ -3,6 +3,7 @@ package scenario
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -44,6 +45,19 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
+func TestParseKubeletRestartPeriod(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(valid, "nodes: 2\n", "nodes: 2\nkubelet:\n  maxContainerRestartPeriod: 20s\n", 1)), "mine.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxContainerRestartPeriod != 20*time.Second {
+		t.Fatalf("maxContainerRestartPeriod %s, want 20s", s.MaxContainerRestartPeriod)
+	}
+	if crash, err := Lookup("crash-loop"); err != nil || crash.MaxContainerRestartPeriod != 20*time.Second {
+		t.Fatalf("crash-loop: %v, restart period %s, want 20s", err, crash.MaxContainerRestartPeriod)
+	}
+}
+
 // TestParseErrorsNameLineAndField breaks one field of a valid file at a time.
 func TestParseErrorsNameLineAndField(t *testing.T) {
 	tests := []struct {
@@ -64,6 +78,8 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{"bad node", "nodes: 2", "nodes:\n  - name: Node_1", `mine.yaml:4: field nodes[0].name: "Node_1" is not a valid node name`},
 		{"no fix", "  removeFaults: true", "  description: x", "mine.yaml:19: field fix: the fix must apply a manifest or remove the faults"},
 		{"wrong type", "hints: [look]", "hints: {a: b}", "mine.yaml: line 17: cannot unmarshal !!map into []string"},
+		{"bad restart period", "nodes: 2", "nodes: 2\nkubelet: {maxContainerRestartPeriod: 10ms}", `mine.yaml:4: field kubelet.maxContainerRestartPeriod: "10ms" is not a duration of at least 1s`},
+		{"kubelet typo", "nodes: 2", "nodes: 2\nkubelet: {maxRestartPeriod: 10s}", "mine.yaml:4: unknown field kubelet.maxRestartPeriod (known here: maxContainerRestartPeriod)"},
 		{"bad duration", "    reason: ErrImagePull", "    reason: ErrImagePull\n    minDuration: soon", `mine.yaml:17: field expect[0].minDuration: "soon" is not a positive duration`},
 	}
 	for _, tt := range tests {

@@ -26,6 +26,10 @@ type Scenario struct {
 	Title, Story string
 	// Nodes are the cluster's nodes (three default nodes when the file names none).
 	Nodes []nodes.Spec
+	// MaxContainerRestartPeriod, when set, caps the real kubelet's
+	// crash-loop back-off (its crashLoopBackOff.maxContainerRestartPeriod),
+	// so that a crash loop moves at a workshop's pace.
+	MaxContainerRestartPeriod time.Duration
 	// Setup deletes these objects before anything is applied, as a broken
 	// cluster would have lost them ("clusterrolebinding/NAME", "configmap/NS/NAME").
 	Setup []string
