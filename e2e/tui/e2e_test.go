@@ -33,8 +33,11 @@ func TestEndToEnd(t *testing.T) {
 	tm.waitFor("the picker closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Pick a workload") })
 	applyWorkload(t, tm, "web")
 
-	s = tm.waitFor("three pods Running", 90*time.Second, func(s string) bool {
-		return strings.Count(s, " Running ") >= 3 && strings.Contains(s, "pods 3 Running")
+	// The real kubelet reports a pod Running before its Ready condition, and
+	// the Deployment counts it ready after that: wait for all of it.
+	s = tm.waitFor("three pods Running and the Deployment 3/3 ready", 90*time.Second, func(s string) bool {
+		return strings.Count(s, " Running ") >= 3 && strings.Contains(s, "pods 3 Running") &&
+			strings.Contains(lineWith(s, "deploy/web"), "3/3")
 	})
 	assertNoLogs(t, s)
 	// Lanes are grouped: the Deployment, its ReplicaSet, then the pods, each
