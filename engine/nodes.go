@@ -13,12 +13,10 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	internalapi "k8s.io/cri-api/pkg/apis"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/podnet"
@@ -60,13 +58,14 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			}
 			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
 		} else {
-			sim, err := newSim(n, cfg, filepath.Join(e.DataDir, "runtime", n.Name+".json"), cfg.Seed+int64(i), &hooks)
+			h, sim, err := crihooks.NewSim(e.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
+				Speed: cfg.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json")})
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			sims = append(sims, sim)
 			go wait.UntilWithContext(ctx, func(ctx context.Context) { _ = sim.Save(ctx) }, 2*time.Second)
-			hooks = crihooks.New(e.Tracer, n.Name, sim, sim)
+			hooks = h
 		}
 		e.CRIHooks[i] = hooks
 		g.Go(func() error {
@@ -100,42 +99,9 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	}
 	e.sims = sims
 	if len(sims) > 0 {
-		go recheckOnFaults(ctx, e, sims)
+		go crihooks.RecheckOnFaults(ctx, e.Tracer, sims)
 	}
 	return e.waitNodesReady(ctx, len(cfg.Nodes))
-}
-
-// newSim returns the simulated runtime of node n, its network and health
-// reported through the node's CRI interposer (*hooks, set once made), its
-// records kept in stateFile across restarts, as containerd keeps them.
-func newSim(n nodes.Spec, cfg Config, stateFile string, seed int64, hooks **crihooks.Hooks) (*crisim.Runtime, error) {
-	var sim *crisim.Runtime
-	var err error
-	sim, err = crisim.New(crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: seed, Speed: cfg.Speed,
-		Network: func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, id string, add func() (string, error)) (string, error) {
-			return (*hooks).Network(sim.RangeSet(), crisim.NetworkSetupError)(ctx, md, id, add)
-		},
-		ExtraPorts: func(md *runtimeapi.PodSandboxMetadata) []int32 { return (*hooks).ProbePorts(md) },
-		Unhealthy:  func(md *runtimeapi.PodSandboxMetadata) bool { return (*hooks).Unhealthy(md) },
-		StateFile:  stateFile,
-	})
-	return sim, err
-}
-
-// recheckOnFaults makes the simulated pods stop or resume answering on
-// their addresses as ready faults come and go.
-func recheckOnFaults(ctx context.Context, e *Engine, sims []*crisim.Runtime) {
-	for {
-		changed := e.Tracer.Faults.Changed()
-		select {
-		case <-ctx.Done():
-			return
-		case <-changed:
-		}
-		for _, s := range sims {
-			s.Recheck()
-		}
-	}
 }
 
 // nodeReadyTimeout bounds how long Start waits for the kubelets to

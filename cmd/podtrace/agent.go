@@ -28,7 +28,9 @@ func newAgentCmd() *cobra.Command {
 		Short: "podtrace's node agents join any Kubernetes API server as nodes",
 		Long: `Join the API server a kubeconfig names with podtrace's node agents: each is a
 node running the pods bound to it on the simulated runtime (or containerd), and
-reporting their stages.`,
+reporting their stages. On Linux each node is the real kubelet on the simulated
+CRI runtime; with --runtime containerd, or --kubelet podtrace, it is podtrace's
+own kubelet.`,
 		Example: `  podtrace agent --kubeconfig admin.conf --nodes 3 --name-prefix pt-
   podtrace agent --context kind-kind --nodes nodes.yaml --events`,
 		Args: noArgs,
@@ -40,6 +42,7 @@ reporting their stages.`,
 	fs.StringVar(&o.prefix, "name-prefix", "", "prefix of the node names with --nodes N (node-1 … become PREFIXnode-1 …)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the simulated runtime")
 	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
+	fs.StringVar(&o.kubelet, "kubelet", "", "node agent: upstream (the real kubelet, on the simulated CRI runtime; the default on Linux) or podtrace (podtrace's own; the default with --runtime containerd and outside Linux)")
 	fs.StringVar(&o.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
@@ -50,6 +53,7 @@ reporting their stages.`,
 type agentOptions struct {
 	kube                                        *genericclioptions.ConfigFlags
 	nodes, prefix, runtime, containerd, dataDir string
+	kubelet                                     string
 	seed                                        int64
 	events                                      bool
 }
@@ -57,6 +61,12 @@ type agentOptions struct {
 // agentRun starts the agents and runs them until ctx ends.
 func agentRun(ctx context.Context, o agentOptions) error {
 	specs, err := agentNodes(o.nodes, o.prefix)
+	if err != nil {
+		return err
+	}
+	// The containerd hooks are the engine's; the agent takes them over.
+	cf := clusterFlags{runtime: o.runtime, containerd: o.containerd, kubelet: o.kubelet}
+	kind, err := cf.kubeletKind()
 	if err != nil {
 		return err
 	}
@@ -76,8 +86,6 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	defer closeLog()
-	// The containerd hooks are the engine's; the agent takes them over.
-	cf := clusterFlags{runtime: o.runtime, containerd: o.containerd}
 	var hooks engine.Config
 	closeHost, err := cf.realRuntime(ctx, dir, specs, &hooks)
 	if err != nil {
@@ -92,7 +100,8 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		go func() { defer close(done); writeEvents(os.Stdout, sub) }()
 	}
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: o.seed,
-		NewRuntime: hooks.NewRuntime, NewNetwork: hooks.NewNetwork, RuntimeName: hooks.RuntimeName})
+		NewRuntime: hooks.NewRuntime, NewNetwork: hooks.NewNetwork, RuntimeName: hooks.RuntimeName,
+		Upstream: kind == engine.UpstreamKubelet, DataDir: dir})
 	if err != nil {
 		return err
 	}

@@ -1,27 +1,36 @@
 // Package agent runs podtrace's node agents against any Kubernetes API
-// server: each node is a podtrace kubelet (engine/kubelet) that registers
-// its Node, renews its Lease and runs the pods bound to it on the simulated
-// runtime (or the one NewRuntime builds), with the same statuses, Events
-// and stage events as in the embedded engine — like kwok, but with every
-// node-side stage.
+// server: each node is a kubelet that registers its Node, renews its Lease
+// and runs the pods bound to it, with the same statuses, Events and stage
+// events as in the embedded engine — like kwok, but with every node-side
+// stage. With Upstream it is the real kubelet (engine/node) on the
+// simulated CRI runtime behind podtrace's interposer; else podtrace's own
+// kubelet (engine/kubelet) on the simulated runtime or the one NewRuntime
+// builds.
 package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/podtrace/podtrace/engine/clock"
+	crisim "github.com/podtrace/podtrace/engine/cri/sim"
+	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/kubelet"
 	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/version"
 )
@@ -52,13 +61,21 @@ type Config struct {
 	NewNetwork func(node string) network.Plugin
 	// RuntimeName prefixes container IDs in pod status; the kubelet's default when empty.
 	RuntimeName string
+	// Upstream runs the real kubelet on each node, on the simulated CRI
+	// runtime (NewRuntime, NewNetwork and RuntimeName do not apply).
+	Upstream bool
+	// DataDir holds the real kubelets' root directories (Upstream).
+	DataDir string
 }
 
 // Agent is a set of running node agents.
 type Agent struct {
 	cfg      Config
+	rc       *rest.Config
 	client   kubernetes.Interface
 	Kubelets []*kubelet.Kubelet
+	// Nodes are the real kubelets (Upstream), once started.
+	Nodes []*node.Node
 }
 
 // New checks cfg and builds one kubelet per node.
@@ -87,7 +104,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: client: %w", err)
 	}
-	a := &Agent{cfg: cfg, client: client}
+	a := &Agent{cfg: cfg, rc: rc, client: client}
+	if cfg.Upstream {
+		if cfg.DataDir == "" {
+			return nil, errors.New("agent: the real kubelet needs a DataDir")
+		}
+		return a, nil
+	}
 	for i, n := range cfg.Nodes {
 		kc := kubelet.Config{Client: client, NodeName: n.Name, Clock: cfg.Clock, Tracer: cfg.Tracer, Capacity: n.Capacity,
 			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i), RuntimeName: cfg.RuntimeName}
@@ -114,11 +137,47 @@ func (a *Agent) Start(ctx context.Context) error {
 	if _, err := a.client.CoreV1().Nodes().List(cctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return fmt.Errorf("cannot reach the API server: %s", firstLine(err))
 	}
+	if a.cfg.Upstream {
+		return a.startUpstream(ctx)
+	}
 	for _, k := range a.Kubelets {
 		if err := k.Start(ctx); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// startUpstream starts a real kubelet per node on its simulated CRI runtime,
+// behind an interposer that also reports the ready stage (the API server
+// is not podtrace's: no seam there sees the kubelet's status writes). Its
+// API, on loopback with a self-signed certificate as a kubelet makes one
+// without a serving certificate, answers only this machine.
+func (a *Agent) startUpstream(ctx context.Context) error {
+	var sims []*crisim.Runtime
+	for i, n := range a.cfg.Nodes {
+		h, sim, err := crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i), Speed: 1})
+		if err != nil {
+			return fmt.Errorf("agent: node %s: %w", n.Name, err)
+		}
+		h.ReportReady()
+		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(n.Name, []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
+		if err != nil {
+			return fmt.Errorf("agent: node %s: %w", n.Name, err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return fmt.Errorf("agent: node %s: %w", n.Name, err)
+		}
+		nd, err := node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(a.cfg.DataDir, "kubelet", n.Name), KubeConfig: a.rc,
+			Runtime: h.Runtime(), Images: h.Images(), ServingCert: cert, Tracker: h.Tracker, OnEvent: h.OnEvent})
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		a.Nodes = append(a.Nodes, nd)
+		sims = append(sims, sim)
+	}
+	go crihooks.RecheckOnFaults(ctx, a.cfg.Tracer, sims)
 	return nil
 }
 

@@ -169,3 +169,60 @@ func (h *Hooks) noPostStart(ref trace.Ref, name string, attempt int) {
 		h.tr.BeginWithAt(ref, stages.Hooks, Component, h.tr.Clock().Now(), withContainer(name, attempt)).Succeed("", "no postStart hook")
 	}
 }
+
+// ReportReady makes the interposer report the ready stage itself, from the
+// kubelet's own pod status writes: for a kubelet whose API server has no
+// podtrace seam to see them (podtrace agent). Call it before the kubelet
+// starts.
+func (h *Hooks) ReportReady() { h.reportReady = true }
+
+// RecordStatusUpdated sees each pod status the kubelet's status manager
+// wrote; with ReportReady, a change of the pod's Ready condition ends the
+// ready stage (True) or sends it back to retrying (False, with the
+// kubelet's ContainersNotReady reason), as the API server's seam does.
+func (t *tracker) RecordStatusUpdated(pod *v1.Pod) {
+	t.PodStartupLatencyTracker.RecordStatusUpdated(pod)
+	h := t.h
+	if !h.reportReady {
+		return
+	}
+	var ready, containers *v1.PodCondition
+	for i, c := range pod.Status.Conditions {
+		switch c.Type {
+		case v1.PodReady:
+			ready = &pod.Status.Conditions[i]
+		case v1.ContainersReady:
+			containers = &pod.Status.Conditions[i]
+		}
+	}
+	if ready == nil {
+		return
+	}
+	uid := string(pod.UID)
+	is := ready.Status == v1.ConditionTrue
+	h.mu.Lock()
+	was := h.ready[uid]
+	h.ready[uid] = is
+	h.mu.Unlock()
+	ref := trace.Ref{Kind: stages.KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: uid, Node: h.node}
+	now := h.tr.Clock().Now()
+	switch {
+	case is && !was:
+		var start time.Time // the last container's start: the stage spans its probes
+		for _, c := range pod.Status.ContainerStatuses {
+			if r := c.State.Running; r != nil && r.StartedAt.After(start) {
+				start = r.StartedAt.Time
+			}
+		}
+		if start.IsZero() || start.After(now) {
+			start = now
+		}
+		h.tr.Record(ref, stages.Ready, Component, start, now, stages.Succeeded, "", "Ready=True: every container is ready", nil)
+	case !is && was:
+		reason, msg := ready.Reason, ready.Message
+		if containers != nil && containers.Status != v1.ConditionTrue {
+			reason, msg = containers.Reason, containers.Message
+		}
+		h.tr.Record(ref, stages.Ready, Component, now, now, stages.Retrying, reason, "Ready=False: "+msg, nil)
+	}
+}

@@ -101,6 +101,7 @@ func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
 		delete(r.h.ending, uid)
 		delete(r.h.ports, uid)
 		delete(r.h.postStart, uid)
+		delete(r.h.ready, uid)
 		for k := range r.h.pulled {
 			if strings.HasPrefix(k, uid+"\x00") {
 				delete(r.h.pulled, k)
