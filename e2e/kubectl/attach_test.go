@@ -3,6 +3,8 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/podtrace/podtrace/engine"
 )
 
 // TestAttach runs kubectl attach and kubectl run -i against the simulated
@@ -11,7 +13,9 @@ import (
 // runtime runs no processes), whether kubectl speaks websocket (falling
 // back) or SPDY.
 func TestAttach(t *testing.T) {
-	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	// podtrace's own kubelet (--runtime containerd, macOS); the real
+	// kubelet's streams are TestRealKubeletStreams.
+	eachKubectlOn(t, engine.HandWrittenKubelet, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "attach-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")

@@ -3,6 +3,8 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/podtrace/podtrace/engine"
 )
 
 // TestExec runs kubectl exec against the simulated runtime: the pod, its
@@ -10,7 +12,9 @@ import (
 // the kubelet's answer is the CRI's Unimplemented (the simulated runtime
 // runs no processes), whether kubectl speaks websocket (falling back) or SPDY.
 func TestExec(t *testing.T) {
-	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	// podtrace's own kubelet (--runtime containerd, macOS); the real
+	// kubelet's streams are TestRealKubeletStreams.
+	eachKubectlOn(t, engine.HandWrittenKubelet, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "exec-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")

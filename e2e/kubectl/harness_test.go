@@ -61,12 +61,13 @@ type cluster struct {
 	events []stages.Event
 }
 
-// eachKubectl starts a cluster and runs test once per kubectl release, each
-// in a subtest of its own with that release's kubectl and a suffix ("133"
-// for 1.33) that keeps the release's objects apart. It skips in -short mode.
+// eachKubectl starts a cluster on the real kubelet, as podtrace runs by
+// default, and runs test once per kubectl release, each in a subtest of its
+// own with that release's kubectl and a suffix ("133" for 1.33) that keeps
+// the release's objects apart. It skips in -short mode.
 func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
 	t.Helper()
-	eachKubectlOn(t, engine.HandWrittenKubelet, test)
+	eachKubectlOn(t, engine.UpstreamKubelet, test)
 }
 
 // eachKubectlOn is eachKubectl on nodes that run the given kubelet.

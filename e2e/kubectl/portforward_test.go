@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/engine"
 )
 
 // TestPortForward runs kubectl port-forward against the simulated runtime:
@@ -12,7 +14,9 @@ import (
 // connection through it gets the CRI's Unimplemented in its error stream
 // (the simulated runtime has no pod network).
 func TestPortForward(t *testing.T) {
-	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	// podtrace's own kubelet (--runtime containerd, macOS); the real
+	// kubelet's streams are TestRealKubeletStreams.
+	eachKubectlOn(t, engine.HandWrittenKubelet, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "pf-" + suffix
 		k.ok("run", name, "--image=nginx", "--port=80")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
