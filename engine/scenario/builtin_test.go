@@ -9,16 +9,21 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
 )
 
-// startFor starts an engine with the scenario's nodes, its clock fast.
+func TestMain(m *testing.M) { enginetest.Main(m) }
+
+// startFor starts an engine with the scenario's nodes on the real kubelet,
+// as `podtrace scenario` does, its clock fast.
 func startFor(t *testing.T, s *scenario.Scenario) *engine.Engine {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: s.Nodes, Speed: 20, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: s.Nodes, Speed: 20, Seed: 1,
+		Kubelet: engine.UpstreamKubelet, MaxContainerRestartPeriod: s.MaxContainerRestartPeriod})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
