@@ -14,7 +14,7 @@ import (
 )
 
 // build compiles podtrace once per test binary.
-func build(t *testing.T) string {
+func build(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "podtrace")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

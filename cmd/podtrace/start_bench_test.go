@@ -25,10 +25,7 @@ import (
 //
 //	go test ./cmd/podtrace -run '^$' -bench ServeToNodesReady -benchtime 5x
 func BenchmarkServeToNodesReady(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "podtrace")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := build(b)
 	var ds []time.Duration
 	for i := 0; i < b.N; i++ {
 		ds = append(ds, serveToNodesReady(b, bin))
