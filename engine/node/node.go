@@ -22,6 +22,10 @@ import (
 	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -146,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Recorder:                  recorder(ctx, cfg, client),
 	}
 	if cfg.ClientCAFile != "" {
-		if deps.Auth, err = auth(ctx, name, client, &server.KubeletConfiguration, cfg.ClientCAFile); err != nil {
+		if deps.Auth, err = auth(name, client, &server.KubeletConfiguration, cfg.ClientCAFile); err != nil {
 			return nil, fmt.Errorf("node %s: %w", name, err)
 		}
 		// As cmd/kubelet/app's InitializeTLS: ask for a client certificate,
@@ -169,20 +173,41 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	return &Node{Name: name, Port: port}, nil
 }
 
-// auth is the kubelet API's authentication (client certificates from ca,
-// bearer tokens through TokenReview) and authorization (SubjectAccessReview),
-// as a kubeadm node's kubelet configures them.
-func auth(ctx context.Context, name string, client kubernetes.Interface, c *kubeletconfig.KubeletConfiguration, ca string) (kubeletserver.AuthInterface, error) {
+// auth is the kubelet API's authentication and authorization as
+// cmd/kubelet/app's BuildAuth makes them (client certificates against the
+// cluster CA, bearer tokens by TokenReview, every request authorized by
+// SubjectAccessReview), with one difference: the CA is read once, as
+// static content, where BuildAuthn watches the file. The cluster CA does
+// not change while podtrace runs, and a watch per kubelet would take one
+// of the host's inotify instances (128 by default) for every node.
+func auth(name string, client kubernetes.Interface, c *kubeletconfig.KubeletConfiguration, ca string) (kubeletserver.AuthInterface, error) {
 	c.Authentication.X509.ClientCAFile = ca
 	c.Authentication.Anonymous.Enabled = false
 	c.Authentication.Webhook.Enabled = true
 	c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
-	a, run, err := kubeletapp.BuildAuth(types.NodeName(name), client, *c)
+	caPEM, err := os.ReadFile(ca)
 	if err != nil {
 		return nil, err
 	}
-	run(ctx.Done())
-	return a, nil
+	caContent, err := dynamiccertificates.NewStaticCAContent("client-ca-bundle", caPEM)
+	if err != nil {
+		return nil, err
+	}
+	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: false},
+		CacheTTL:                           c.Authentication.Webhook.CacheTTL.Duration,
+		ClientCertificateCAContentProvider: caContent,
+		WebhookRetryBackoff:                genericoptions.DefaultAuthWebhookRetryBackoff(),
+		TokenAccessReviewClient:            client.AuthenticationV1(),
+	}.New()
+	if err != nil {
+		return nil, err
+	}
+	authz, err := kubeletapp.BuildAuthz(client.AuthorizationV1(), c.Authorization)
+	if err != nil {
+		return nil, err
+	}
+	return kubeletserver.NewKubeletAuth(authn, kubeletserver.NewNodeAuthorizerAttributesGetter(types.NodeName(name)), authz, caContent), nil
 }
 
 // recorder is the kubelet's event recorder as cmd/kubelet/app makes it,
