@@ -2,7 +2,6 @@ package main
 
 import (
 	"net"
-	"runtime"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -17,7 +16,7 @@ var podnetSkipped error
 
 // enterPodNetwork runs this command again inside a pod network namespace
 // (engine/podnet) when the cluster it is about to start wants one: the
-// real kubelet on the simulated runtime, on Linux, with the embedded etcd
+// real kubelet on the simulated runtime, with the embedded etcd
 // (an external one on the host's loopback could not be reached from
 // inside). ran reports that the child ran; its exit code is then this
 // command's. Call it before reading stdin or drawing anything. A test
@@ -25,7 +24,7 @@ var podnetSkipped error
 func (c *clusterFlags) enterPodNetwork() (ran bool, err error) {
 	kind, kerr := c.kubeletKind()
 	if podnet.Inside() || testing.Testing() || kerr != nil || kind != engine.UpstreamKubelet || c.runtime != "sim" ||
-		c.etcdEndpoints != "" || runtime.GOOS != "linux" {
+		c.etcdEndpoints != "" {
 		return false, nil
 	}
 	code, err := podnet.Reexec("127.0.0.1:0")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -26,9 +27,8 @@ import (
 // a pod network namespace of its own (engine/podnet), and the API server
 // is still reached on the host's loopback address the kubeconfig names.
 // The nodes have InternalIPs, a Service gets the Ready pods' own IPs as
-// endpoints, and an interrupt stops the whole thing cleanly. (Whether a
-// pod's address is reachable from the host is not tried: that would send
-// traffic to the host's default route.)
+// endpoints, no pod address listens in the host's namespace, and an
+// interrupt stops the whole thing cleanly.
 func TestServeInPodNetwork(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("pod network namespaces are Linux's")
@@ -125,6 +125,19 @@ func TestServeInPodNetwork(t *testing.T) {
 	for _, ip := range podIPs {
 		if !strings.HasPrefix(ip, "10.244.") {
 			t.Errorf("pod IP %s, want one from the nodes' pod CIDRs", ip)
+		}
+	}
+	// Nothing listens on a pod address in the host's network namespace (the
+	// kernel's own socket table, read without sending any traffic).
+	tcp, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(tcp), "\n")[1:] {
+		f := strings.Fields(line)
+		// 0AF4 is 10.244 in the table's little-endian hex; 0A is LISTEN.
+		if len(f) > 3 && f[3] == "0A" && strings.HasSuffix(strings.Split(f[1], ":")[0], "F40A") {
+			t.Errorf("a socket listens on a pod address in the host's namespace: %s", line)
 		}
 	}
 
