@@ -15,6 +15,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/etcd"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
@@ -63,6 +64,10 @@ type Config struct {
 	// NewCRI builds a node's CRI runtime for the upstream kubelet; the
 	// simulated runtime (engine/cri/sim) when nil.
 	NewCRI func(n nodes.Spec, e *Engine, seed int64) (CRI, error)
+	// Containerd, when set, runs each node's real kubelet on real
+	// containers: a containerd of the node's own (its CRI plugin), started
+	// from Containerd, which the caller closes after the engine.
+	Containerd *crictrd.Host
 	// PlainControlPlane runs the upstream components without podtrace's
 	// seams (no API or scheduling stages, faults or breakpoints there): the
 	// baseline that measures what the seams cost.

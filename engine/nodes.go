@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	internalapi "k8s.io/cri-api/pkg/apis"
 
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
@@ -49,15 +50,25 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	e.CRIHooks = make([]*crihooks.Hooks, len(cfg.Nodes))
 	var g errgroup.Group
 	var sims []*crisim.Runtime
+	if cfg.Containerd != nil {
+		cfg.Containerd.HandlePlugin(e.pluginHandler)
+	}
 	for i, n := range cfg.Nodes {
 		var hooks *crihooks.Hooks
-		if cfg.NewCRI != nil {
+		switch {
+		case cfg.Containerd != nil:
+			cn, err := cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR)
+			if err != nil {
+				return err
+			}
+			hooks = crihooks.New(e.Tracer, n.Name, cn.Runtime, cn.Images)
+		case cfg.NewCRI != nil:
 			rt, err := cfg.NewCRI(n, e, cfg.Seed+int64(i))
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
-		} else {
+		default:
 			h, sim, err := crihooks.NewSim(e.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
 				Speed: cfg.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json")})
 			if err != nil {
@@ -68,6 +79,9 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			hooks = h
 		}
 		e.CRIHooks[i] = hooks
+	}
+	for i, n := range cfg.Nodes {
+		hooks := e.CRIHooks[i]
 		g.Go(func() error {
 			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
 			if err != nil {
@@ -90,7 +104,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
 				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
 				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent,
-				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP})
+				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil})
 			return err
 		})
 	}
@@ -102,6 +116,17 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 		go crihooks.RecheckOnFaults(ctx, e.Tracer, sims)
 	}
 	return e.waitNodesReady(ctx, len(cfg.Nodes))
+}
+
+// pluginHandler is the interposer of node, which answers its containerd's
+// podtrace-cni; nil before the node starts.
+func (e *Engine) pluginHandler(node string) crictrd.PluginHandler {
+	for _, h := range e.CRIHooks {
+		if h != nil && h.NodeName() == node {
+			return h
+		}
+	}
+	return nil
 }
 
 // nodeReadyTimeout bounds how long Start waits for the kubelets to

@@ -26,6 +26,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
+// Host is the registry host of podtrace's images in their names; the
+// images are served from the loopback registry under it.
+const Host = "podtrace.dev"
+
 // The images podtrace builds, as pods name them.
 const (
 	Pause   = "podtrace.dev/pause:3.10"

@@ -22,6 +22,9 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	f.RootDirectory = cfg.Dir
 	f.HostnameOverride = cfg.Spec.Name
 	f.MinimumGCAge = metav1.Duration{Duration: time.Minute}
+	if cfg.RealContainers {
+		f.MinimumGCAge = metav1.Duration{} // upstream's default
+	}
 	f.MaxContainerCount = 100
 	f.MaxPerPodContainerCount = 2
 	f.NodeLabels = cfg.Spec.Labels

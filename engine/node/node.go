@@ -40,6 +40,7 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/kubelet"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
 	kubeletserver "k8s.io/kubernetes/pkg/kubelet/server"
 	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
@@ -89,6 +90,13 @@ type Config struct {
 	// NodeIP, when set, is the node's InternalIP (a local address); else
 	// the kubelet finds the host's own.
 	NodeIP net.IP
+	// RealContainers says the runtime runs real containers (containerd):
+	// the kubelet then makes the pod directories the runtime writes into
+	// (logs) on the real file system, and garbage-collects dead containers
+	// with upstream's default minimum age (none) instead of kubemark's
+	// minute, so a deleted pod leaves no container or snapshot behind for
+	// longer than one collection period.
+	RealContainers bool
 }
 
 // Node is a running kubelet.
@@ -137,7 +145,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RemoteImageService:        cfg.Images,
 		CAdvisorInterface:         newMachine(name, cfg.Spec.Capacity),
 		ContainerManager:          newContainerManager(cfg.Spec.Capacity),
-		OSInterface:               &containertest.FakeOS{StatFn: os.Stat}, // the log manager stats the runtime's real log files
+		OSInterface:               osInterface(cfg.RealContainers),
 		VolumePlugins:             volumePlugins(),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
 		Mounter:                   &mount.FakeMounter{},
@@ -171,6 +179,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	listening.Store(strconv.Itoa(port), struct{}{})
 	context.AfterFunc(ctx, func() { listening.Delete(strconv.Itoa(port)) })
 	return &Node{Name: name, Port: port}, nil
+}
+
+// osInterface is what the kubelet uses for files: the real one for real
+// containers; else kubemark's fake, which writes nothing, but stats the
+// simulated runtime's real log files for the log manager.
+func osInterface(real bool) kubecontainer.OSInterface {
+	if real {
+		return &kubecontainer.RealOS{}
+	}
+	return &containertest.FakeOS{StatFn: os.Stat}
 }
 
 // auth is the kubelet API's authentication and authorization as

@@ -1,6 +1,7 @@
 package cri
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,14 +22,27 @@ func sandboxError(stages.Fault) error {
 	return status.Error(codes.Unknown, "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting cgroup config for procHooks process: unable to freeze: unknown")
 }
 
-// NetworkError is the CNI ADD failure of a cni fault, for the pod range
-// set rangeSet ("10.244.1.1-10.244.1.254").
+// NetworkError is the bridge plugin's CNI ADD failure of a cni fault, for
+// the pod range set rangeSet ("10.244.1.1-10.244.1.254").
 func NetworkError(f stages.Fault, rangeSet string) error {
 	if f.Variant == "plugin-error" {
-		return fmt.Errorf(`plugin type="bridge" name="podtrace" failed (add): failed to set bridge addr: could not add IP address to "cni0": permission denied`)
+		return errors.New(`failed to set bridge addr: could not add IP address to "cni0": permission denied`)
 	}
-	return fmt.Errorf(`plugin type="bridge" name="podtrace" failed (add): failed to allocate for range 0: no IP addresses available in range set: %s`, rangeSet)
+	return fmt.Errorf(`failed to allocate for range 0: no IP addresses available in range set: %s`, rangeSet)
 }
+
+// pluginError is a CNI plugin's failure as libcni reports it, naming the
+// plugin of the network's configuration that failed.
+type pluginError struct {
+	plugin string
+	err    error
+}
+
+func (e *pluginError) Error() string {
+	return fmt.Sprintf(`plugin type=%q name="podtrace" failed (add): %v`, e.plugin, e.err)
+}
+
+func (e *pluginError) Unwrap() error { return e.err }
 
 // pullError is what containerd reports for a failed pull of image.
 func pullError(f stages.Fault, image string) error {

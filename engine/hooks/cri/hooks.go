@@ -41,18 +41,20 @@ type Hooks struct {
 	rt   internalapi.RuntimeService
 	img  internalapi.ImageManagerService
 
-	mu          sync.Mutex
-	sandboxes   map[string]trace.Ref // sandbox ID → pod
-	containers  map[string]container // container ID → pod and container
-	kubelet     map[string]*trace.Span
-	pulled      map[string]bool            // pod UID and image → the pod pulled it
-	ending      map[string]bool            // pod UID → deleted or finished
-	ports       map[string][]int32         // pod UID → its probes' and hooks' ports
-	postStart   map[string]map[string]bool // pod UID → containers that run hooks → has a postStart hook
-	ready       map[string]bool            // pod UID → Ready as last reported (ReportReady)
-	reportReady bool
-	starting    map[string]func(sandboxID string, err error) // pod UID → ends its sandbox stage
-	notReady    atomic.Bool
+	mu           sync.Mutex
+	sandboxes    map[string]trace.Ref // sandbox ID → pod
+	containers   map[string]container // container ID → pod and container
+	kubelet      map[string]*trace.Span
+	pulled       map[string]bool            // pod UID and image → the pod pulled it
+	ending       map[string]bool            // pod UID → deleted or finished
+	ports        map[string][]int32         // pod UID → its probes' and hooks' ports
+	postStart    map[string]map[string]bool // pod UID → containers that run hooks → has a postStart hook
+	ready        map[string]bool            // pod UID → Ready as last reported (ReportReady)
+	reportReady  bool
+	starting     map[string]func(sandboxID string, err error) // pod UID → ends its sandbox stage
+	startingUIDs map[string]string                            // namespace/name → UID, while RunPodSandbox runs
+	networkDel   map[string]string                            // sandbox ID → what its CNI DEL did (PluginDel)
+	notReady     atomic.Bool
 }
 
 type container struct {
@@ -69,7 +71,7 @@ func New(tr *trace.Tracer, node string, rt internalapi.RuntimeService, img inter
 	return &Hooks{tr: tr, node: node, rt: rt, img: img, sandboxes: map[string]trace.Ref{},
 		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}, ending: map[string]bool{}, ports: map[string][]int32{},
 		postStart: map[string]map[string]bool{}, ready: map[string]bool{},
-		starting: map[string]func(string, error){}}
+		starting: map[string]func(string, error){}, startingUIDs: map[string]string{}, networkDel: map[string]string{}}
 }
 
 // Runtime returns the runtime service the kubelet should use.

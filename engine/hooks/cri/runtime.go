@@ -63,10 +63,12 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 	}
 	h.mu.Lock()
 	h.starting[md.GetUid()] = end
+	h.startingUIDs[md.GetNamespace()+"/"+md.GetName()] = md.GetUid()
 	h.mu.Unlock()
 	id, err := r.RuntimeService.RunPodSandbox(ctx, cfg, handler)
 	h.mu.Lock()
 	delete(h.starting, md.GetUid())
+	delete(h.startingUIDs, md.GetNamespace()+"/"+md.GetName())
 	h.mu.Unlock()
 	end(id, err)
 	if err != nil {
@@ -88,7 +90,16 @@ func (r *runtimeHook) StopPodSandbox(ctx context.Context, id string) error {
 	}
 	return r.h.call(ctx, ref, stages.Cleanup, nil, func(stages.Fault) error { return nil },
 		func() error { return r.RuntimeService.StopPodSandbox(ctx, id) },
-		func() (string, string) { return "", fmt.Sprintf("sandbox %s stopped, network torn down", short(id)) }, "Failed")
+		func() (string, string) {
+			r.h.mu.Lock()
+			del := r.h.networkDel[id]
+			delete(r.h.networkDel, id)
+			r.h.mu.Unlock()
+			if del == "" {
+				del = "network torn down"
+			}
+			return "", fmt.Sprintf("sandbox %s stopped, %s", short(id), del)
+		}, "Failed")
 }
 
 // RemovePodSandbox forgets the sandbox once the runtime has removed it.
@@ -108,6 +119,7 @@ func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
 			}
 		}
 		delete(r.h.sandboxes, id)
+		delete(r.h.networkDel, id)
 		for cid, c := range r.h.containers {
 			if c.sandbox == id {
 				delete(r.h.containers, cid)

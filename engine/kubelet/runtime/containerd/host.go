@@ -12,6 +12,7 @@ import (
 	"github.com/containerd/containerd/v2/client"
 	ctrdlog "github.com/containerd/log"
 
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/network/cni"
 	"github.com/podtrace/podtrace/engine/registry"
@@ -39,7 +40,7 @@ type HostConfig struct {
 // per-node runtimes and CNI plugins made from them.
 type Host struct {
 	cfg      HostConfig
-	Daemon   *Daemon // nil when Address was given
+	Daemon   *crictrd.Daemon // nil when Address was given
 	Client   *client.Client
 	Registry *registry.Registry
 
@@ -87,7 +88,7 @@ func StartHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	}()
 	addr := cfg.Address
 	if addr == "" {
-		if h.Daemon, err = StartDaemon(ctx, cfg.Bin, filepath.Join(cfg.Dir, "containerd")); err != nil {
+		if h.Daemon, err = crictrd.StartDaemon(ctx, cfg.Bin, filepath.Join(cfg.Dir, "containerd"), ""); err != nil {
 			return nil, err
 		}
 		addr = h.Daemon.Address

@@ -1,3 +1,6 @@
+// Package containerd runs containerd for podtrace's real-container nodes:
+// one daemon per node with containerd's own CRI plugin, which the node's
+// real kubelet drives through podtrace's CRI interposer.
 package containerd
 
 import (
@@ -26,8 +29,10 @@ type Daemon struct {
 }
 
 // StartDaemon runs the containerd binary (from PATH when bin is empty) with
-// its directories under dir and waits until it answers on its socket.
-func StartDaemon(ctx context.Context, bin, dir string) (*Daemon, error) {
+// its directories under dir and waits until it answers on its socket. cri
+// is the CRI plugin's configuration (TOML under its table, see criTOML);
+// empty disables the plugin.
+func StartDaemon(ctx context.Context, bin, dir, cri string) (*Daemon, error) {
 	if bin == "" {
 		p, err := exec.LookPath("containerd")
 		if err != nil {
@@ -44,12 +49,12 @@ func StartDaemon(ctx context.Context, bin, dir string) (*Daemon, error) {
 			return nil, fmt.Errorf("start containerd: %w", err)
 		}
 	}
-	d := &Daemon{Dir: dir, Address: socketPath(dir), done: make(chan error, 1)}
+	d := &Daemon{Dir: dir, Address: socketPath(filepath.Join(dir, "containerd.sock")), done: make(chan error, 1)}
 	if err := os.MkdirAll(filepath.Dir(d.Address), 0o711); err != nil {
 		return nil, fmt.Errorf("start containerd: %w", err)
 	}
 	cfg := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(cfg, []byte(configTOML(dir, d.Address)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(configTOML(dir, d.Address, cri)), 0o644); err != nil {
 		return nil, fmt.Errorf("start containerd: %w", err)
 	}
 	logf, err := os.OpenFile(filepath.Join(dir, "containerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -121,23 +126,27 @@ func (d *Daemon) Close() error {
 	return nil
 }
 
-// socketPath keeps the socket path under the 108-byte limit of unix
-// sockets: under dir when short enough, else under /run.
-func socketPath(dir string) string {
-	p := filepath.Join(dir, "containerd.sock")
+// socketPath keeps a socket's path p under the 108-byte limit of unix
+// sockets: p when short enough, else the same name under /run.
+func socketPath(p string) string {
 	if len(p) < 100 {
 		return p
 	}
-	return filepath.Join("/run", fmt.Sprintf("podtrace-%x", sha256.Sum256([]byte(dir)))[:20], "containerd.sock")
+	return filepath.Join("/run", fmt.Sprintf("podtrace-%x", sha256.Sum256([]byte(p)))[:20], filepath.Base(p))
 }
 
 // configTOML is a version 2 configuration (containerd 1.6 and 1.7; 2.x
-// migrates it): no CRI plugin, overlayfs, runc v2 shim.
-func configTOML(dir, sock string) string {
+// migrates it): overlayfs, runc v2 shim, and the CRI plugin configured by
+// cri or disabled.
+func configTOML(dir, sock, cri string) string {
+	disabled := `"io.containerd.grpc.v1.cri", `
+	if cri != "" {
+		disabled = ""
+	}
 	return fmt.Sprintf(`version = 2
 root = %q
 state = %q
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+disabled_plugins = [%s"io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
 
 [grpc]
   address = %q
@@ -153,5 +162,5 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
-`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock, sock+".ttrpc", filepath.Join(dir, "opt"))
+%s`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), disabled, sock, sock+".ttrpc", filepath.Join(dir, "opt"), cri)
 }

@@ -16,7 +16,7 @@ func TestStartDaemon(t *testing.T) {
 		t.Skip("containerd needs root")
 	}
 	ctx := context.Background()
-	d, err := StartDaemon(ctx, "", t.TempDir())
+	d, err := StartDaemon(ctx, "", t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,237 @@
+package containerd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	criclient "k8s.io/cri-client/pkg"
+
+	netsim "github.com/podtrace/podtrace/engine/kubelet/network/sim"
+	"github.com/podtrace/podtrace/images"
+)
+
+// Node is one node's containerd, serving CRI to the node's kubelet.
+type Node struct {
+	// Name is the node's.
+	Name string
+	// Daemon is the node's containerd.
+	Daemon *Daemon
+	// Runtime and Images are containerd's CRI services, as the kubelet's
+	// remote runtime client reaches them over the daemon's socket.
+	Runtime internalapi.RuntimeService
+	Images  internalapi.ImageManagerService
+
+	dir    string
+	bridge string
+}
+
+// StartNode starts node's containerd with its CRI plugin: pods get
+// addresses from podCIDR on a bridge of their own, through podtrace-cni
+// and the standard plugins; podtrace.dev images come from the loopback
+// registry, and others from the mirror, if any, else their registries.
+func (h *Host) StartNode(ctx context.Context, node, podCIDR string) (_ *Node, err error) {
+	dir := filepath.Join(h.cfg.Dir, "nodes", node)
+	n := &Node{Name: node, dir: dir, bridge: bridgeName(dir)}
+	if err := makeBridge(n.bridge, podCIDR); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	ipam, err := netsim.New(podCIDR, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	h.plugins.setRange(node, ipam.RangeSet())
+	binDir, confDir, hostsDir := filepath.Join(dir, "cni", "bin"), filepath.Join(dir, "cni", "conf"), filepath.Join(dir, "certs.d")
+	if err := h.pluginBin(binDir); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	if err := writeConflist(confDir, n, podCIDR, h.plugins.addr(), filepath.Join(dir, "cni", "ipam")); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	if err := writeHosts(hostsDir, h.Registry.Host, h.cfg.Mirror); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	if n.Daemon, err = StartDaemon(ctx, h.cfg.Bin, filepath.Join(dir, "containerd"), criTOML(binDir, confDir, hostsDir, filepath.Join(dir, "runc"))); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = n.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	endpoint := "unix://" + n.Daemon.Address
+	tp := noopoteltrace.NewTracerProvider()
+	if n.Runtime, err = criclient.NewRemoteRuntimeService(ctx, endpoint, 2*time.Minute, tp, false); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	if n.Images, err = criclient.NewRemoteImageService(ctx, endpoint, 2*time.Minute, tp, false); err != nil {
+		return nil, fmt.Errorf("node %s: %w", node, err)
+	}
+	h.mu.Lock()
+	h.nodes = append(h.nodes, n)
+	h.mu.Unlock()
+	return n, nil
+}
+
+// Close removes the node's pods (what a machine's reboot does to them),
+// stops its containerd and removes its bridge.
+func (n *Node) Close(ctx context.Context) error {
+	var errs []error
+	if n.Runtime != nil {
+		errs = append(errs, removePods(ctx, n.Runtime))
+	}
+	if n.Daemon != nil {
+		errs = append(errs, n.Daemon.Close())
+	}
+	errs = append(errs, deleteBridge(n.bridge), os.RemoveAll(filepath.Join(n.dir, "cni", "ipam")))
+	return errors.Join(errs...)
+}
+
+// removePods stops and removes every sandbox (and so its containers).
+func removePods(ctx context.Context, rt internalapi.RuntimeService) error {
+	sbs, err := rt.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, sb := range sbs {
+		errs = append(errs, rt.StopPodSandbox(ctx, sb.Id), rt.RemovePodSandbox(ctx, sb.Id))
+	}
+	return errors.Join(errs...)
+}
+
+// bridgeName names a node's bridge after its directory (at most 15
+// bytes, a Linux interface name's limit).
+func bridgeName(dir string) string {
+	return fmt.Sprintf("pt-%x", sha256.Sum256([]byte(dir)))[:13]
+}
+
+// pluginBin fills dir with the plugins containerd may run: podtrace-cni
+// and the standard ones (links to them).
+func (h *Host) pluginBin(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	found := map[string]bool{}
+	for _, src := range h.cfg.PluginDirs {
+		entries, _ := os.ReadDir(src)
+		for _, e := range entries {
+			if found[e.Name()] || e.IsDir() {
+				continue
+			}
+			found[e.Name()] = true
+			if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range []string{"bridge", "host-local", "loopback"} {
+		if !found[p] {
+			return fmt.Errorf("the CNI plugin %q is in none of %s (install containernetworking-plugins)", p, strings.Join(h.cfg.PluginDirs, ", "))
+		}
+	}
+	return os.Symlink(h.cfg.Plugin, filepath.Join(dir, PluginName))
+}
+
+// writeConflist writes the node's network: podtrace-cni delegating to a
+// bridge with host-local addresses from podCIDR. The bridge is the pods'
+// gateway, so the node (and its kubelet's probes) reaches them, but the
+// pods get no default route: no pod traffic leaves the machine.
+func writeConflist(dir string, n *Node, podCIDR, socket, ipamDir string) error {
+	conf := map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "podtrace",
+		"plugins": []any{map[string]any{
+			"type":   PluginName,
+			"node":   n.Name,
+			"socket": socket,
+			"delegate": map[string]any{
+				"type":        "bridge",
+				"bridge":      n.bridge,
+				"isGateway":   true,
+				"ipMasq":      false,
+				"hairpinMode": true,
+				"ipam": map[string]any{
+					"type":    "host-local",
+					"ranges":  [][]map[string]string{{{"subnet": podCIDR}}},
+					"dataDir": ipamDir,
+				},
+			},
+		}},
+	}
+	b, err := json.MarshalIndent(conf, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "10-podtrace.conflist"), b, 0o644)
+}
+
+// writeHosts writes containerd's registry hosts (hosts.toml): podtrace's
+// own images from the loopback registry, and with a mirror, every other
+// pull to it first (the _default host), then to the image's registry.
+func writeHosts(dir, registry, mirror string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	// images.Push keeps them under "<registry>/<path>" there.
+	own := "http://" + registry + "/v2/" + images.Host
+	files := map[string]string{
+		images.Host: fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  override_path = true\n", own, own),
+	}
+	if mirror != "" {
+		files["_default"] = fmt.Sprintf("[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", mirror)
+	}
+	for host, toml := range files {
+		if err := os.MkdirAll(filepath.Join(dir, host), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, host, "hosts.toml"), []byte(toml), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// criTOML configures containerd's CRI plugin for a node: podtrace's pause
+// image, runc through the v2 shim on overlayfs, the node's CNI network
+// and registry hosts, and the streaming server (exec, attach,
+// port-forward) on loopback.
+func criTOML(binDir, confDir, hostsDir, runcRoot string) string {
+	return fmt.Sprintf(`
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_apparmor = true
+  # Never below podtrace's own score: lowering it takes CAP_SYS_RESOURCE,
+  # which root in a container often lacks (as kind in a container does).
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %q
+    conf_dir = %q
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      Root = %q
+`, images.Pause, binDir, confDir, hostsDir, runcRoot)
+}
