@@ -42,8 +42,9 @@ own kubelet.`,
 	fs.StringVar(&o.prefix, "name-prefix", "", "prefix of the node names with --nodes N (node-1 … become PREFIXnode-1 …)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the simulated runtime")
 	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	fs.StringVar(&o.kubelet, "kubelet", "", "node agent: upstream (the real kubelet, on the simulated CRI runtime; the default on Linux) or podtrace (podtrace's own; the default with --runtime containerd and outside Linux)")
-	fs.StringVar(&o.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
+	fs.StringVar(&o.kubelet, "kubelet", "", "node agent: upstream (the real kubelet; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
+	fs.StringVar(&o.containerd, "containerd-address", "", "with --runtime containerd and --kubelet podtrace: use the containerd at this `SOCKET` instead of starting one")
+	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` first, then from its own registry")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
 	return c
@@ -53,6 +54,7 @@ own kubelet.`,
 type agentOptions struct {
 	kube                                        *genericclioptions.ConfigFlags
 	nodes, prefix, runtime, containerd, dataDir string
+	mirror                                      string
 	kubelet                                     string
 	seed                                        int64
 	events                                      bool
@@ -65,7 +67,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	// The containerd hooks are the engine's; the agent takes them over.
-	cf := clusterFlags{runtime: o.runtime, containerd: o.containerd, kubelet: o.kubelet}
+	cf := clusterFlags{runtime: o.runtime, containerd: o.containerd, kubelet: o.kubelet, mirror: o.mirror}
 	kind, err := cf.kubeletKind()
 	if err != nil {
 		return err
@@ -86,7 +88,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	defer closeLog()
-	var hooks engine.Config
+	hooks := engine.Config{Kubelet: kind}
 	closeHost, err := cf.realRuntime(ctx, dir, specs, &hooks)
 	if err != nil {
 		return err
@@ -101,7 +103,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 	}
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: o.seed,
 		NewRuntime: hooks.NewRuntime, NewNetwork: hooks.NewNetwork, RuntimeName: hooks.RuntimeName,
-		Upstream: kind == engine.UpstreamKubelet, DataDir: dir})
+		Upstream: kind == engine.UpstreamKubelet, Containerd: hooks.Containerd, DataDir: dir})
 	if err != nil {
 		return err
 	}

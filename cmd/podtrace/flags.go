@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/podtrace/podtrace/engine"
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime/containerd"
@@ -34,6 +36,7 @@ type clusterFlags struct {
 	faults        faultList
 	runtime       string
 	containerd    string
+	mirror        string
 	kubelet       string
 	maxRestart    time.Duration
 }
@@ -74,28 +77,27 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+" on the simulated CRI runtime; the default on Linux) or podtrace (podtrace's own; the default with --runtime containerd and outside Linux)")
+	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+"; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
-	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd: use the containerd at this `SOCKET` instead of starting one")
+	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd and --kubelet podtrace: use the containerd at this `SOCKET` instead of starting one")
+	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` first (e.g. http://127.0.0.1:5000), then from its own registry")
 }
 
 // kubeletKind reads --kubelet. Unset, it is the real kubelet, except
-// where that does not run yet or cannot serve pods well: with --runtime
-// containerd, and outside Linux (no pod network namespace, see
-// engine/podnet), podtrace's own.
+// outside Linux, where it cannot serve pods well (no pod network
+// namespace, see engine/podnet): there podtrace's own.
 func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
-	containerd := c.runtime == "containerd"
 	kind := c.kubelet
 	if kind == "" {
 		kind = "upstream"
-		if containerd || goruntime.GOOS != "linux" {
+		if goruntime.GOOS != "linux" {
 			kind = "podtrace"
 		}
 	}
 	switch kind {
 	case "upstream":
-		if containerd {
-			return "", fmt.Errorf("--kubelet upstream: --runtime containerd still runs podtrace's own kubelet (use --kubelet podtrace)")
+		if c.containerd != "" {
+			return "", fmt.Errorf("--containerd-address: with the real kubelet each node runs a containerd of its own (use --kubelet podtrace to share one)")
 		}
 		if c.maxRestart < 0 || (c.maxRestart > 0 && c.maxRestart < time.Second) {
 			return "", fmt.Errorf("--max-container-restart-period %s: want at least 1s", c.maxRestart)
@@ -104,6 +106,9 @@ func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 	case "podtrace":
 		if c.maxRestart != 0 {
 			return "", fmt.Errorf("--max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none")
+		}
+		if c.mirror != "" {
+			return "", fmt.Errorf("--registry-mirror needs the real kubelet (--kubelet upstream)")
 		}
 		return engine.HandWrittenKubelet, nil
 	}
@@ -215,10 +220,16 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, specs []node
 		if c.containerd != "" {
 			return nil, fmt.Errorf("--containerd-address needs --runtime containerd")
 		}
+		if c.mirror != "" {
+			return nil, fmt.Errorf("--registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)")
+		}
 		return func() {}, nil
 	case "containerd":
 	default:
 		return nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
+	}
+	if cfg.Kubelet == engine.UpstreamKubelet {
+		return c.containerdNodes(ctx, dir, cfg)
 	}
 	h, err := containerd.StartHost(ctx, containerd.HostConfig{Dir: filepath.Join(dir, "containerd"), Address: c.containerd})
 	if err != nil {
@@ -232,4 +243,23 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, specs []node
 	}
 	cfg.NewRuntime, cfg.NewNetwork, cfg.RuntimeName = hooks.NewRuntime, hooks.NewNetwork, hooks.RuntimeName
 	return closeHost, nil
+}
+
+// containerdNodes prepares real kubelets on real containers: each node
+// gets a containerd of its own (its CRI plugin), podtrace's images are in
+// the loopback registry, and --registry-mirror takes every other pull.
+// The returned func removes every pod and stops the containerds.
+func (c *clusterFlags) containerdNodes(ctx context.Context, dir string, cfg *engine.Config) (func(), error) {
+	if c.mirror != "" {
+		u, err := url.Parse(c.mirror)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--registry-mirror %q: want an http or https URL, e.g. http://127.0.0.1:5000", c.mirror)
+		}
+	}
+	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: filepath.Join(dir, "containerd"), Mirror: c.mirror})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Containerd = h
+	return func() { _ = h.Close(context.WithoutCancel(ctx)) }, nil
 }

@@ -14,10 +14,13 @@ import (
 )
 
 // build compiles podtrace once per test binary.
+// build builds podtrace, with its CNI plugin (cmd/podtrace-cni) beside
+// it as an installation has it, and returns podtrace's path.
 func build(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "podtrace")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "podtrace")
+	out, err := exec.Command("go", "build", "-o", dir, ".", "../podtrace-cni").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/podtrace/podtrace/engine/clock"
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/kubelet"
@@ -66,6 +68,9 @@ type Config struct {
 	Upstream bool
 	// DataDir holds the real kubelets' root directories (Upstream).
 	DataDir string
+	// Containerd, when set with Upstream, runs each node's real kubelet on
+	// real containers: a containerd of the node's own (its CRI plugin).
+	Containerd *crictrd.Host
 }
 
 // Agent is a set of running node agents.
@@ -155,11 +160,32 @@ func (a *Agent) Start(ctx context.Context) error {
 // without a serving certificate, answers only this machine.
 func (a *Agent) startUpstream(ctx context.Context) error {
 	var sims []*crisim.Runtime
+	var hooks sync.Map // node → its *crihooks.Hooks
+	if a.cfg.Containerd != nil {
+		a.cfg.Containerd.HandlePlugin(func(node string) crictrd.PluginHandler {
+			if h, ok := hooks.Load(node); ok {
+				return h.(*crihooks.Hooks)
+			}
+			return nil
+		})
+	}
 	for i, n := range a.cfg.Nodes {
-		h, sim, err := crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i), Speed: 1})
-		if err != nil {
-			return fmt.Errorf("agent: node %s: %w", n.Name, err)
+		var h *crihooks.Hooks
+		if a.cfg.Containerd != nil {
+			cn, err := a.cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			h = crihooks.New(a.cfg.Tracer, n.Name, cn.Runtime, cn.Images)
+		} else {
+			var sim *crisim.Runtime
+			var err error
+			if h, sim, err = crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i), Speed: 1}); err != nil {
+				return fmt.Errorf("agent: node %s: %w", n.Name, err)
+			}
+			sims = append(sims, sim)
 		}
+		hooks.Store(n.Name, h)
 		h.ReportReady()
 		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(n.Name, []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
 		if err != nil {
@@ -170,12 +196,12 @@ func (a *Agent) startUpstream(ctx context.Context) error {
 			return fmt.Errorf("agent: node %s: %w", n.Name, err)
 		}
 		nd, err := node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(a.cfg.DataDir, "kubelet", n.Name), KubeConfig: a.rc,
-			Runtime: h.Runtime(), Images: h.Images(), ServingCert: cert, Tracker: h.Tracker, OnEvent: h.OnEvent})
+			Runtime: h.Runtime(), Images: h.Images(), ServingCert: cert, Tracker: h.Tracker, OnEvent: h.OnEvent,
+			RealContainers: a.cfg.Containerd != nil})
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 		a.Nodes = append(a.Nodes, nd)
-		sims = append(sims, sim)
 	}
 	go crihooks.RecheckOnFaults(ctx, a.cfg.Tracer, sims)
 	return nil
