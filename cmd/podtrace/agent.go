@@ -44,7 +44,7 @@ own kubelet.`,
 	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
 	fs.StringVar(&o.kubelet, "kubelet", "", "node agent: upstream (the real kubelet; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
 	fs.StringVar(&o.containerd, "containerd-address", "", "with --runtime containerd and --kubelet podtrace: use the containerd at this `SOCKET` instead of starting one")
-	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` first, then from its own registry")
+	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` instead of its own registry")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
 	return c

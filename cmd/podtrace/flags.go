@@ -80,7 +80,7 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+"; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
 	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd and --kubelet podtrace: use the containerd at this `SOCKET` instead of starting one")
-	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` first (e.g. http://127.0.0.1:5000), then from its own registry")
+	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
 }
 
 // kubeletKind reads --kubelet. Unset, it is the real kubelet, except

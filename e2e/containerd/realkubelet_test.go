@@ -40,8 +40,17 @@ type realCluster struct {
 	// (--registry-mirror), holding the demo image as docker.io/library/demo.
 	mirror string
 
+	// netns are the pod network namespaces there were before it started.
+	netns map[string]bool
+
 	mu     sync.Mutex
 	events []stages.Event
+}
+
+// podNetNS lists containerd's pod network namespaces on this machine.
+func podNetNS() []string {
+	ns, _ := filepath.Glob("/var/run/netns/cni-*")
+	return ns
 }
 
 // imageCache keeps podtrace's compiled image binaries across tests.
@@ -116,7 +125,10 @@ func startRealCluster(t *testing.T, n int) *realCluster {
 		cancel()
 		t.Fatal(err)
 	}
-	c := &realCluster{Engine: e, host: h, mirror: mirror}
+	c := &realCluster{Engine: e, host: h, mirror: mirror, netns: map[string]bool{}}
+	for _, ns := range podNetNS() {
+		c.netns[ns] = true
+	}
 	sub := e.Hub.Subscribe()
 	go func() {
 		for ev := range sub.C() {
@@ -343,8 +355,10 @@ func (c *realCluster) leftOn(t *testing.T, node string) []string {
 	}); err != nil || active != 0 {
 		left = append(left, fmt.Sprintf("%s: %d active snapshots %v", node, active, err))
 	}
-	if ns, _ := filepath.Glob("/var/run/netns/cni-*"); len(ns) != 0 {
-		left = append(left, fmt.Sprintf("network namespaces %v", ns))
+	for _, ns := range podNetNS() {
+		if !c.netns[ns] {
+			left = append(left, "network namespace "+ns)
+		}
 	}
 	return left
 }

@@ -34,8 +34,9 @@ type HostConfig struct {
 	// PluginDirs hold the standard CNI plugins (bridge, host-local,
 	// loopback); DefaultPluginDirs when empty.
 	PluginDirs []string
-	// Mirror, when set, is a registry URL every pull goes to first
-	// (--registry-mirror); else images come from their own registries.
+	// Mirror, when set, is a registry URL every pull goes to instead of
+	// the image's own registry (--registry-mirror); else images come from
+	// their own registries.
 	Mirror string
 	// BuildCache keeps compiled image binaries across runs; Dir/build when empty.
 	BuildCache string

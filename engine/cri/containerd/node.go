@@ -182,7 +182,8 @@ func writeConflist(dir string, n *Node, podCIDR, socket, ipamDir string) error {
 
 // writeHosts writes containerd's registry hosts (hosts.toml): podtrace's
 // own images from the loopback registry, and with a mirror, every other
-// pull to it first (the _default host), then to the image's registry.
+// pull from it alone (the _default host): an image it lacks is not found,
+// and no pull leaves for the image's own registry.
 func writeHosts(dir, registry, mirror string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -193,7 +194,7 @@ func writeHosts(dir, registry, mirror string) error {
 		images.Host: fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  override_path = true\n", own, own),
 	}
 	if mirror != "" {
-		files["_default"] = fmt.Sprintf("[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", mirror)
+		files["_default"] = fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", mirror, mirror)
 	}
 	for host, toml := range files {
 		if err := os.MkdirAll(filepath.Join(dir, host), 0o755); err != nil {

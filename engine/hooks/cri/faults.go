@@ -32,14 +32,18 @@ func NetworkError(f stages.Fault, rangeSet string) error {
 }
 
 // pluginError is a CNI plugin's failure as libcni reports it, naming the
-// plugin of the network's configuration that failed.
+// plugin of the network's configuration that failed, and the network when
+// network is set (containerd 1.7 and later; 1.6 names only the plugin).
 type pluginError struct {
-	plugin string
-	err    error
+	plugin, network string
+	err             error
 }
 
 func (e *pluginError) Error() string {
-	return fmt.Sprintf(`plugin type=%q name="podtrace" failed (add): %v`, e.plugin, e.err)
+	if e.network == "" {
+		return fmt.Sprintf(`plugin type=%q failed (add): %v`, e.plugin, e.err)
+	}
+	return fmt.Sprintf(`plugin type=%q name=%q failed (add): %v`, e.plugin, e.network, e.err)
 }
 
 func (e *pluginError) Unwrap() error { return e.err }

@@ -14,10 +14,11 @@ import (
 
 // Network runs a runtime's CNI ADD for a sandbox as the cni stage: held at
 // breakpoints, failed by a cni fault with the error of NetworkError over
-// rangeSet (as the network's plugin of type plugin reports it), reported
-// with the pod's address. wrap words a failure as the runtime reports it
-// for the sandbox.
-func (h *Hooks) Network(rangeSet, plugin string, wrap func(sandboxID string, err error) error) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
+// rangeSet (as the plugin of type plugin of the network named network
+// reports it; network empty as containerd 1.6 words it), reported with the
+// pod's address. wrap words a failure as the runtime reports it for the
+// sandbox.
+func (h *Hooks) Network(rangeSet, plugin, network string, wrap func(sandboxID string, err error) error) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 		ref := h.ref(md)
 		h.mu.Lock()
@@ -32,7 +33,7 @@ func (h *Hooks) Network(rangeSet, plugin string, wrap func(sandboxID string, err
 		}
 		span := h.tr.Begin(ref, stages.CNI, RuntimeComponent)
 		if f != nil {
-			err := &pluginError{plugin: plugin, err: NetworkError(*f, rangeSet)}
+			err := &pluginError{plugin: plugin, network: network, err: NetworkError(*f, rangeSet)}
 			span.Retry("FailedCreatePodSandBox", wrap(sandboxID, err).Error(), time.Time{})
 			return "", err
 		}

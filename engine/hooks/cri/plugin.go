@@ -15,7 +15,8 @@ import (
 // PluginAdd makes a real runtime's CNI ADD, as podtrace-cni reports it,
 // the pod's cni stage (see Network): held at breakpoints, failed by a cni
 // fault with the words of the delegated IPAM plugin, and reported with
-// the pod's address.
+// the pod's address. Failures are worded as the containerd podtrace runs
+// (Debian's 1.6) reports them.
 func (h *Hooks) PluginAdd(ctx context.Context, req cniwire.Request, rangeSet string, run func() cniwire.Report) error {
 	uid := req.UID
 	if uid == "" { // containerd before 1.7 does not pass K8S_POD_UID
@@ -24,7 +25,7 @@ func (h *Hooks) PluginAdd(ctx context.Context, req cniwire.Request, rangeSet str
 		h.mu.Unlock()
 	}
 	md := &runtimeapi.PodSandboxMetadata{Namespace: req.Namespace, Name: req.Name, Uid: uid}
-	_, err := h.Network(rangeSet, PluginType, crisim.NetworkSetupError)(ctx, md, req.Sandbox, func() (string, error) {
+	_, err := h.Network(rangeSet, PluginType, "", crisim.NetworkSetupError)(ctx, md, req.Sandbox, func() (string, error) {
 		r := run()
 		if r.Error != "" {
 			return "", &pluginError{plugin: PluginType, err: errors.New(r.Error)}

@@ -17,7 +17,7 @@ func NewSim(tr *trace.Tracer, cfg crisim.Config) (*Hooks, *crisim.Runtime, error
 	var h *Hooks
 	var sim *crisim.Runtime
 	cfg.Network = func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, id string, add func() (string, error)) (string, error) {
-		return h.Network(sim.RangeSet(), "bridge", crisim.NetworkSetupError)(ctx, md, id, add)
+		return h.Network(sim.RangeSet(), "bridge", "podtrace", crisim.NetworkSetupError)(ctx, md, id, add)
 	}
 	cfg.ExtraPorts = func(md *runtimeapi.PodSandboxMetadata) []int32 { return h.ProbePorts(md) }
 	cfg.Unhealthy = func(md *runtimeapi.PodSandboxMetadata) bool { return h.Unhealthy(md) }
