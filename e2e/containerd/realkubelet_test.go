@@ -73,7 +73,7 @@ var plugin = sync.OnceValues(func() (string, error) {
 // startMirror runs a loopback registry holding the demo image under its
 // Docker Hub name (docker.io/library/demo:1.0), as a workshop's offline
 // mirror would.
-func startMirror(t *testing.T, ctx context.Context) string {
+func startMirror(t testing.TB, ctx context.Context) string {
 	t.Helper()
 	reg, err := registry.Start(ctx, registry.Config{})
 	if err != nil {
@@ -99,7 +99,7 @@ func startMirror(t *testing.T, ctx context.Context) string {
 	return "http://" + reg.Host
 }
 
-func startRealCluster(t *testing.T, n int) *realCluster {
+func startRealCluster(t testing.TB, n int) *realCluster {
 	t.Helper()
 	needRoot(t)
 	logs.To(io.Discard)

@@ -32,7 +32,7 @@ type cluster struct {
 	events []stages.Event
 }
 
-func needRoot(t *testing.T) {
+func needRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("PODTRACE_REAL_CONTAINERS") == "1" {

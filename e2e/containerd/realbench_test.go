@@ -1,0 +1,169 @@
+package containerd_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/podtrace/podtrace/images"
+	"github.com/podtrace/podtrace/stages"
+)
+
+// criDirect runs a pod's sandbox, then creates and starts its container,
+// straight at a containerd's CRI as crictl runpp/create/start does, and
+// returns how long that took and a func that removes the pod.
+func criDirect(rt internalapi.RuntimeService, logDir string, i int) (time.Duration, func(), error) {
+	ctx := context.Background()
+	name := fmt.Sprintf("direct-%d", i)
+	sb := &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "bench", Uid: name},
+		Hostname:     name,
+		LogDirectory: filepath.Join(logDir, name),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}}},
+	}
+	start := time.Now()
+	id, err := rt.RunPodSandbox(ctx, sb, "")
+	undo := func() {
+		if id != "" {
+			_ = rt.StopPodSandbox(ctx, id)
+			_ = rt.RemovePodSandbox(ctx, id)
+		}
+	}
+	if err != nil {
+		return 0, undo, err
+	}
+	cid, err := rt.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "demo"},
+		Image: &runtimeapi.ImageSpec{Image: images.Demo}, LogPath: "demo/0.log", Linux: &runtimeapi.LinuxContainerConfig{}}, sb)
+	if err != nil {
+		return 0, undo, err
+	}
+	if err := rt.StartContainer(ctx, cid); err != nil {
+		return 0, undo, err
+	}
+	return time.Since(start), undo, nil
+}
+
+// throughKubelet creates a pod of the (present) demo image through the API
+// and returns the time until the API reports it Ready, and a func that
+// deletes it and waits until it is gone.
+func (c *realCluster) throughKubelet(i int) (time.Duration, func(), error) {
+	ctx := context.Background()
+	name := fmt.Sprintf("bench-%d", i)
+	pods := c.AdminClient().CoreV1().Pods("default")
+	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		return 0, func() {}, err
+	}
+	defer w.Stop()
+	// No service account token: the direct path mounts no volume either.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To(int64(2)), AutomountServiceAccountToken: ptr.To(false),
+		Containers:                    []corev1.Container{{Name: "demo", Image: images.Demo, ImagePullPolicy: corev1.PullIfNotPresent}}}}
+	undo := func() {
+		_ = pods.Delete(ctx, name, metav1.DeleteOptions{})
+		for j := 0; j < 400; j++ {
+			if _, err := pods.Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	start := time.Now()
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return 0, undo, err
+	}
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return 0, undo, fmt.Errorf("watch of %s closed", name)
+			}
+			if p, ok := ev.Object.(*corev1.Pod); ok && ready(*p) {
+				return time.Since(start), undo, nil
+			}
+		case <-timeout:
+			return 0, undo, fmt.Errorf("pod %s not Ready within a minute", name)
+		}
+	}
+}
+
+// BenchmarkCreateToReadyOnContainerd measures create → Ready of a pod
+// whose image is present, on a real kubelet driving containerd's CRI
+// plugin through podtrace's interposer, next to the same sandbox, create
+// and start done straight at another containerd's CRI plugin of the same
+// configuration (podtrace-cni included), interleaved in the same run; one
+// sample of each per iteration (-benchtime 20x for 20).
+func BenchmarkCreateToReadyOnContainerd(b *testing.B) {
+	c := startRealCluster(b, 1)
+	ctx := context.Background()
+	direct, err := c.host.StartNode(ctx, "bench-direct", "10.244.200.0/24")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, img := range []internalapi.ImageManagerService{direct.Images, c.host.Node("node-1").Images} {
+		if _, err := img.PullImage(ctx, &runtimeapi.ImageSpec{Image: images.Demo}, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	logDir := b.TempDir()
+	warm := func(i int) {
+		_, undo, err := criDirect(direct.Runtime, logDir, i)
+		undo()
+		if err != nil {
+			b.Fatalf("direct: %v", err)
+		}
+		_, undo, err = c.throughKubelet(i)
+		undo()
+		if err != nil {
+			b.Fatalf("podtrace: %v", err)
+		}
+	}
+	warm(0)
+	var pt, dir []time.Duration
+	b.ResetTimer()
+	for i := 1; i <= b.N; i++ {
+		dd, undo, err := criDirect(direct.Runtime, logDir, i)
+		undo()
+		if err != nil {
+			b.Fatalf("direct: %v", err)
+		}
+		pd, undo, err := c.throughKubelet(i)
+		undo()
+		if err != nil {
+			b.Fatalf("podtrace: %v", err)
+		}
+		dir, pt = append(dir, dd), append(pt, pd)
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(percentile(pt, 0.5)), "podtrace-p50-ms")
+	b.ReportMetric(ms(percentile(pt, 0.99)), "podtrace-p99-ms")
+	b.ReportMetric(ms(percentile(dir, 0.5)), "direct-p50-ms")
+	b.ReportMetric(ms(percentile(dir, 0.99)), "direct-p99-ms")
+	b.ReportMetric(float64(percentile(pt, 0.5))/float64(percentile(dir, 0.5)), "p50-ratio")
+	var parts []string
+	for _, st := range []stages.ID{stages.Persist, stages.Schedule, stages.Bind, stages.Kubelet, stages.Sandbox, stages.CNI, stages.Pull, stages.Create, stages.Start, stages.Hooks, stages.Ready} {
+		var ds []time.Duration
+		for i := 1; i <= b.N; i++ {
+			for _, e := range c.stageEvents(fmt.Sprintf("bench-%d", i), st, stages.Succeeded) {
+				ds = append(ds, time.Duration(e.DurationMs*float64(time.Millisecond)))
+			}
+		}
+		if len(ds) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v", st, percentile(ds, 0.5).Round(100*time.Microsecond)))
+		}
+	}
+	b.Logf("podtrace stage medians: %s", strings.Join(parts, ", "))
+}
