@@ -21,7 +21,6 @@ import (
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/kubelet"
-	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/node"
@@ -47,13 +46,9 @@ type Config struct {
 	Speed float64
 	// Seed makes the simulated runtime and the scheduler's tie-breaks repeatable.
 	Seed int64
-	// NewRuntime builds a node's container runtime; the simulated one when nil.
+	// NewRuntime builds a node's container runtime for podtrace's own
+	// kubelet; the simulated one when nil.
 	NewRuntime func(node string, clk *clock.Clock, seed int64) runtime.Runtime
-	// NewNetwork builds a node's network plugin; the simulated one when nil.
-	NewNetwork func(node string) network.Plugin
-	// RuntimeName prefixes container IDs in pod status ("containerd://");
-	// the kubelet's default when empty.
-	RuntimeName string
 	// Kubelet picks the node agent: HandWrittenKubelet (the default for
 	// now) or UpstreamKubelet, the real kubelet on a CRI runtime.
 	Kubelet KubeletKind
@@ -179,10 +174,6 @@ func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
 		if cfg.NewRuntime != nil {
 			kc.Runtime = cfg.NewRuntime(n.Name, e.Clock, cfg.Seed+int64(i))
 		}
-		if cfg.NewNetwork != nil {
-			kc.Network = cfg.NewNetwork(n.Name)
-		}
-		kc.RuntimeName = cfg.RuntimeName
 		// Each kubelet serves the kubelet API (logs, exec, attach,
 		// port-forward) that kube-apiserver proxies to.
 		kc.ServingCert = e.PKI.KubeletServingCert(n.Name)
@@ -224,6 +215,14 @@ func (e *Engine) Kubelet(node string) *kubelet.Kubelet {
 
 // Close stops every component, the API server and etcd.
 func (e *Engine) Close() error {
+	// Not every loop of an in-process kubelet ends with its context: the
+	// runtimes refuse new pods from here on, so none starts after the
+	// nodes' pods are removed.
+	for _, h := range e.CRIHooks {
+		if h != nil {
+			h.Stop()
+		}
+	}
 	e.cancel()
 	defer e.restoreMemLimit()
 	for _, s := range e.sims {

@@ -43,7 +43,6 @@ own kubelet.`,
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the simulated runtime")
 	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
 	fs.StringVar(&o.kubelet, "kubelet", "", "node agent: upstream (the real kubelet; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
-	fs.StringVar(&o.containerd, "containerd-address", "", "with --runtime containerd and --kubelet podtrace: use the containerd at this `SOCKET` instead of starting one")
 	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` instead of its own registry")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
@@ -52,12 +51,12 @@ own kubelet.`,
 
 // agentOptions are the agent's flags.
 type agentOptions struct {
-	kube                                        *genericclioptions.ConfigFlags
-	nodes, prefix, runtime, containerd, dataDir string
-	mirror                                      string
-	kubelet                                     string
-	seed                                        int64
-	events                                      bool
+	kube                            *genericclioptions.ConfigFlags
+	nodes, prefix, runtime, dataDir string
+	mirror                          string
+	kubelet                         string
+	seed                            int64
+	events                          bool
 }
 
 // agentRun starts the agents and runs them until ctx ends.
@@ -67,7 +66,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	// The containerd hooks are the engine's; the agent takes them over.
-	cf := clusterFlags{runtime: o.runtime, containerd: o.containerd, kubelet: o.kubelet, mirror: o.mirror}
+	cf := clusterFlags{runtime: o.runtime, kubelet: o.kubelet, mirror: o.mirror}
 	kind, err := cf.kubeletKind()
 	if err != nil {
 		return err
@@ -89,7 +88,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 	}
 	defer closeLog()
 	hooks := engine.Config{Kubelet: kind}
-	closeHost, err := cf.realRuntime(ctx, dir, specs, &hooks)
+	closeHost, err := cf.realRuntime(ctx, dir, &hooks)
 	if err != nil {
 		return err
 	}
@@ -102,7 +101,6 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		go func() { defer close(done); writeEvents(os.Stdout, sub) }()
 	}
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: o.seed,
-		NewRuntime: hooks.NewRuntime, NewNetwork: hooks.NewNetwork, RuntimeName: hooks.RuntimeName,
 		Upstream: kind == engine.UpstreamKubelet, Containerd: hooks.Containerd, DataDir: dir})
 	if err != nil {
 		return err

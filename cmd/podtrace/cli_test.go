@@ -89,8 +89,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"serve", "--kubelet", "nope"}, `podtrace: --kubelet "nope": want upstream or podtrace`},
 		{[]string{"serve", "--kubelet", "podtrace", "--max-container-restart-period", "5s"}, "podtrace: --max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none"},
 		{[]string{"serve", "--registry-mirror", "http://127.0.0.1:5000"}, "podtrace: --registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)"},
-		{[]string{"serve", "--runtime", "containerd", "--kubelet", "podtrace", "--registry-mirror", "http://127.0.0.1:5000"}, "podtrace: --registry-mirror needs the real kubelet (--kubelet upstream)"},
-		{[]string{"serve", "--runtime", "containerd", "--containerd-address", "/run/containerd/containerd.sock"}, "podtrace: --containerd-address: with the real kubelet each node runs a containerd of its own (use --kubelet podtrace to share one)"},
+		{[]string{"serve", "--runtime", "containerd", "--kubelet", "podtrace"}, "podtrace: --runtime containerd runs the real kubelet (podtrace's own kubelet runs only the simulated runtime)"},
 		{[]string{"serve", "--runtime", "containerd", "--registry-mirror", "127.0.0.1:5000"}, `podtrace: --registry-mirror "127.0.0.1:5000": want an http or https URL, e.g. http://127.0.0.1:5000`},
 		{[]string{"serve", "--kubelet", "upstream", "--max-container-restart-period", "5ms"}, "podtrace: --max-container-restart-period 5ms: want at least 1s"},
 	} {

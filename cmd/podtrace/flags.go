@@ -17,7 +17,6 @@ import (
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime/containerd"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/scenario"
@@ -35,7 +34,6 @@ type clusterFlags struct {
 	seed          int64
 	faults        faultList
 	runtime       string
-	containerd    string
 	mirror        string
 	kubelet       string
 	maxRestart    time.Duration
@@ -76,10 +74,9 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Float64Var(&c.speed, "speed", 1, "engine clock speed (2 = twice real time)")
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
-	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
+	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers through containerd's CRI plugin; root, Linux)")
 	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+"; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
-	fs.StringVar(&c.containerd, "containerd-address", "", "with --runtime containerd and --kubelet podtrace: use the containerd at this `SOCKET` instead of starting one")
 	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
 }
 
@@ -96,9 +93,6 @@ func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 	}
 	switch kind {
 	case "upstream":
-		if c.containerd != "" {
-			return "", fmt.Errorf("--containerd-address: with the real kubelet each node runs a containerd of its own (use --kubelet podtrace to share one)")
-		}
 		if c.maxRestart < 0 || (c.maxRestart > 0 && c.maxRestart < time.Second) {
 			return "", fmt.Errorf("--max-container-restart-period %s: want at least 1s", c.maxRestart)
 		}
@@ -106,9 +100,6 @@ func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
 	case "podtrace":
 		if c.maxRestart != 0 {
 			return "", fmt.Errorf("--max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none")
-		}
-		if c.mirror != "" {
-			return "", fmt.Errorf("--registry-mirror needs the real kubelet (--kubelet upstream)")
 		}
 		return engine.HandWrittenKubelet, nil
 	}
@@ -174,7 +165,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		}
 		return nil, nil, err
 	}
-	closeHost, err := c.realRuntime(ctx, dir, specs, &cfg)
+	closeHost, err := c.realRuntime(ctx, dir, &cfg)
 	if err != nil {
 		closeLog()
 		if tmp != "" {
@@ -211,15 +202,14 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	return e, cleanup, nil
 }
 
-// realRuntime starts containerd, the loopback registry and the images for
-// --runtime containerd and sets cfg's hooks; the returned func removes
-// every container and stops them.
-func (c *clusterFlags) realRuntime(ctx context.Context, dir string, specs []nodes.Spec, cfg *engine.Config) (func(), error) {
+// realRuntime prepares --runtime containerd: real kubelets on real
+// containers, each node on a containerd of its own (its CRI plugin), with
+// podtrace's images in the loopback registry and --registry-mirror taking
+// every other pull. It sets cfg.Containerd; the returned func removes
+// every pod and stops the containerds.
+func (c *clusterFlags) realRuntime(ctx context.Context, dir string, cfg *engine.Config) (func(), error) {
 	switch c.runtime {
 	case "", "sim":
-		if c.containerd != "" {
-			return nil, fmt.Errorf("--containerd-address needs --runtime containerd")
-		}
 		if c.mirror != "" {
 			return nil, fmt.Errorf("--registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)")
 		}
@@ -228,28 +218,9 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, specs []node
 	default:
 		return nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
 	}
-	if cfg.Kubelet == engine.UpstreamKubelet {
-		return c.containerdNodes(ctx, dir, cfg)
+	if cfg.Kubelet != engine.UpstreamKubelet {
+		return nil, fmt.Errorf("--runtime containerd runs the real kubelet (podtrace's own kubelet runs only the simulated runtime)")
 	}
-	h, err := containerd.StartHost(ctx, containerd.HostConfig{Dir: filepath.Join(dir, "containerd"), Address: c.containerd})
-	if err != nil {
-		return nil, err
-	}
-	closeHost := func() { _ = h.Close(context.WithoutCancel(ctx)) }
-	hooks, err := h.Prepare(specs)
-	if err != nil {
-		closeHost()
-		return nil, err
-	}
-	cfg.NewRuntime, cfg.NewNetwork, cfg.RuntimeName = hooks.NewRuntime, hooks.NewNetwork, hooks.RuntimeName
-	return closeHost, nil
-}
-
-// containerdNodes prepares real kubelets on real containers: each node
-// gets a containerd of its own (its CRI plugin), podtrace's images are in
-// the loopback registry, and --registry-mirror takes every other pull.
-// The returned func removes every pod and stops the containerds.
-func (c *clusterFlags) containerdNodes(ctx context.Context, dir string, cfg *engine.Config) (func(), error) {
 	if c.mirror != "" {
 		u, err := url.Parse(c.mirror)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

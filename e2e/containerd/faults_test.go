@@ -8,53 +8,69 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podtrace/podtrace/stages"
 )
 
-// TestFaultsActOnRealParts breaks the pull and the postStart hook of a real
-// pod: the errors are containerd's own (a real 404 from the loopback
-// registry, a real exec exiting 1); removing the faults lets it reach Ready,
-// with an HTTP readiness probe sent from inside the pod's network namespace.
-func TestFaultsActOnRealParts(t *testing.T) {
-	c := startCluster(t, 1)
+// TestRealKubeletReactsOnContainerd breaks a pod's network setup through
+// podtrace-cni and gives another an image reference the mirror does not
+// have: the real kubelet and containerd say so in their own words
+// (FailedCreatePodSandBox naming the plugin, ErrImagePull with the
+// registry's not found), and once the fault is gone the first pod reaches
+// Ready on the kubelet's own retry.
+func TestRealKubeletReactsOnContainerd(t *testing.T) {
+	c := startRealCluster(t, 1)
 	ctx := context.Background()
-	pull := c.Tracer.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Fail, Variant: "not-found"})
-	c.Tracer.Faults.Add(stages.Fault{Stage: stages.Hooks, Kind: stages.Flake, Count: 1})
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "real-faults", Namespace: "default", Labels: map[string]string{"app": "real-faults"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "demo", Image: "podtrace.dev/demo:1.0",
-			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-			ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
-				HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}}}}}
-	if _, err := c.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	cni := c.Tracer.Faults.Add(stages.Fault{Stage: stages.CNI, Kind: stages.Fail})
+	for _, p := range []struct{ name, image string }{{"no-address", "demo:1.0"}, {"typo", "demo:1.0-typo"}} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: "default", Labels: map[string]string{"app": p.name}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "demo", Image: p.image}}}}
+		if _, err := c.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c.waitPods(t, "app=real-faults", 2*time.Minute, "ErrImagePull from a real pull", func(ps []corev1.Pod) bool {
+	wantSandbox := `failed to setup network for sandbox`
+	wantPlugin := `plugin type="podtrace-cni" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254`
+	c.waitEvent(t, "no-address", "FailedCreatePodSandBox", func(msg string) bool {
+		return strings.Contains(msg, wantSandbox) && strings.Contains(msg, wantPlugin)
+	})
+	if evs := c.stageEvents("no-address", stages.CNI, stages.Retrying); len(evs) == 0 || !strings.Contains(evs[0].Message, wantPlugin) {
+		t.Errorf("cni stage events %+v, want the plugin's failure", evs)
+	}
+	c.Tracer.Faults.Remove(cni.ID)
+	c.waitPods(t, "app=no-address", 2*time.Minute, "Ready once the fault is gone", func(ps []corev1.Pod) bool {
+		return len(ps) == 1 && ready(ps[0])
+	})
+	c.waitPods(t, "app=typo", 2*time.Minute, "ErrImagePull from the mirror", func(ps []corev1.Pod) bool {
 		for _, p := range ps {
 			for _, s := range p.Status.ContainerStatuses {
 				if w := s.State.Waiting; w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff") &&
-					strings.Contains(w.Message, "not found") {
+					strings.Contains(w.Message, `failed to resolve reference "docker.io/library/demo:1.0-typo": docker.io/library/demo:1.0-typo: not found`) {
 					return true
 				}
 			}
 		}
 		return false
 	})
-	c.Tracer.Faults.Remove(pull.ID)
-	c.Clock.FastForwardWait() // skip the image back-off
-	c.waitPods(t, "app=real-faults", 3*time.Minute, "Ready after the faults", func(ps []corev1.Pod) bool {
-		return len(ps) == 1 && ready(ps[0])
-	})
-	var hookFailed bool
-	for _, e := range c.stageEvents("real-faults", stages.Hooks, stages.Failed) {
-		hookFailed = hookFailed || strings.Contains(e.Message, "exited with 1")
+}
+
+// waitEvent waits for an Event of pod with reason whose message check accepts.
+func (c *realCluster) waitEvent(t *testing.T, pod, reason string, check func(string) bool) {
+	t.Helper()
+	var last []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		evs, err := c.AdminClient().CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
+			FieldSelector: "involvedObject.name=" + pod + ",reason=" + reason})
+		if err != nil {
+			continue
+		}
+		last = last[:0]
+		for _, e := range evs.Items {
+			if check(e.Message) {
+				return
+			}
+			last = append(last, e.Message)
+		}
 	}
-	for _, e := range c.stageEvents("real-faults", stages.Hooks, stages.Retrying) {
-		hookFailed = hookFailed || strings.Contains(e.Message, "exited with 1")
-	}
-	evs, _ := c.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=real-faults,reason=FailedPostStartHook"})
-	if !hookFailed && len(evs.Items) == 0 {
-		t.Fatalf("the hook fault left no trace of a real exec exiting 1")
-	}
+	t.Fatalf("no %s event of %s as expected; saw %q", reason, pod, last)
 }

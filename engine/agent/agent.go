@@ -2,10 +2,10 @@
 // server: each node is a kubelet that registers its Node, renews its Lease
 // and runs the pods bound to it, with the same statuses, Events and stage
 // events as in the embedded engine — like kwok, but with every node-side
-// stage. With Upstream it is the real kubelet (engine/node) on the
-// simulated CRI runtime behind podtrace's interposer; else podtrace's own
-// kubelet (engine/kubelet) on the simulated runtime or the one NewRuntime
-// builds.
+// stage. With Upstream it is the real kubelet (engine/node) behind
+// podtrace's CRI interposer, on the simulated CRI runtime or on a
+// containerd of the node's own; else podtrace's own kubelet
+// (engine/kubelet) on the simulated runtime.
 package agent
 
 import (
@@ -29,9 +29,7 @@ import (
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/kubelet"
-	"github.com/podtrace/podtrace/engine/kubelet/network"
 	"github.com/podtrace/podtrace/engine/kubelet/nodes"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/version"
@@ -57,14 +55,8 @@ type Config struct {
 	Hub *trace.Hub
 	// Seed makes the simulated runtime repeatable.
 	Seed int64
-	// NewRuntime builds a node's container runtime; the simulated one when nil.
-	NewRuntime func(node string, clk *clock.Clock, seed int64) runtime.Runtime
-	// NewNetwork builds a node's network plugin; the simulated one when nil.
-	NewNetwork func(node string) network.Plugin
-	// RuntimeName prefixes container IDs in pod status; the kubelet's default when empty.
-	RuntimeName string
 	// Upstream runs the real kubelet on each node, on the simulated CRI
-	// runtime (NewRuntime, NewNetwork and RuntimeName do not apply).
+	// runtime unless Containerd is set.
 	Upstream bool
 	// DataDir holds the real kubelets' root directories (Upstream).
 	DataDir string
@@ -118,13 +110,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	for i, n := range cfg.Nodes {
 		kc := kubelet.Config{Client: client, NodeName: n.Name, Clock: cfg.Clock, Tracer: cfg.Tracer, Capacity: n.Capacity,
-			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i), RuntimeName: cfg.RuntimeName}
-		if cfg.NewRuntime != nil {
-			kc.Runtime = cfg.NewRuntime(n.Name, cfg.Clock, cfg.Seed+int64(i))
-		}
-		if cfg.NewNetwork != nil {
-			kc.Network = cfg.NewNetwork(n.Name)
-		}
+			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i)}
 		k, err := kubelet.New(kc)
 		if err != nil {
 			return nil, fmt.Errorf("agent: node %s: %w", n.Name, err)

@@ -24,6 +24,9 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -55,6 +58,7 @@ type Hooks struct {
 	startingUIDs map[string]string                            // namespace/name → UID, while RunPodSandbox runs
 	networkDel   map[string]string                            // sandbox ID → what its CNI DEL did (PluginDel)
 	notReady     atomic.Bool
+	stopped      atomic.Bool
 }
 
 type container struct {
@@ -81,6 +85,14 @@ func (h *Hooks) Runtime() internalapi.RuntimeService { return &runtimeHook{Runti
 func (h *Hooks) Images() internalapi.ImageManagerService {
 	return &imageHook{ImageManagerService: h.img, h: h}
 }
+
+// Stop makes the runtime refuse new sandboxes and containers, as a
+// node's runtime does while it shuts down: a kubelet loop that outlives
+// its node then starts nothing.
+func (h *Hooks) Stop() { h.stopped.Store(true) }
+
+// errStopped is what a stopped runtime answers.
+var errStopped = status.Error(codes.Unavailable, "the node is shutting down")
 
 func (h *Hooks) ref(md *runtimeapi.PodSandboxMetadata) trace.Ref {
 	return trace.Ref{Kind: stages.KindPod, Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), Node: h.node}

@@ -29,6 +29,9 @@ type runtimeHook struct {
 // volumes are mounted.
 func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
 	h := r.h
+	if h.stopped.Load() {
+		return "", errStopped
+	}
 	md := cfg.GetMetadata()
 	ref := h.ref(md)
 	// A breakpoint, delay or hang at the kubelet stage holds the pod here,
@@ -132,6 +135,9 @@ func (r *runtimeHook) RemovePodSandbox(ctx context.Context, id string) error {
 
 // CreateContainer is the create stage.
 func (r *runtimeHook) CreateContainer(ctx context.Context, sandbox string, cfg *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+	if r.h.stopped.Load() {
+		return "", errStopped
+	}
 	h := r.h
 	name, attempt := cfg.GetMetadata().GetName(), int(cfg.GetMetadata().GetAttempt())+1
 	ref := h.ref(sc.GetMetadata())
@@ -153,6 +159,9 @@ func (r *runtimeHook) CreateContainer(ctx context.Context, sandbox string, cfg *
 
 // StartContainer is the start stage.
 func (r *runtimeHook) StartContainer(ctx context.Context, id string) error {
+	if r.h.stopped.Load() {
+		return errStopped
+	}
 	ref, c, ok := r.h.containerRef(id)
 	if !ok {
 		return r.RuntimeService.StartContainer(ctx, id)

@@ -1,3 +1,10 @@
+// Package containerd_test runs podtrace's engine on real containers: real
+// kubelets driving containerd's own CRI plugin (one containerd per node),
+// runc, and the CNI plugins behind podtrace-cni, and checks what a
+// workshop would look at: pods Ready through their stages, the kubelet's
+// and containerd's own words on faults, kubectl logs, exec and
+// port-forward, and nothing left behind after deletion. The tests need
+// root, as .ci/run runs them.
 package containerd_test
 
 import (
@@ -9,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -361,4 +369,29 @@ func (c *realCluster) leftOn(t *testing.T, node string) []string {
 		}
 	}
 	return left
+}
+
+func needRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("PODTRACE_REAL_CONTAINERS") == "1" {
+			t.Fatal("PODTRACE_REAL_CONTAINERS=1 (.ci/run) but not root: these tests must run")
+		}
+		t.Skip("real containers need root; .ci/run runs these tests as root")
+	}
+}
+
+func ready(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, int(p*float64(len(s))))]
 }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package containerd_test
-
-const raceEnabled = false
