@@ -173,6 +173,7 @@ func (a *Agent) startUpstream(ctx context.Context) error {
 		}
 		hooks.Store(n.Name, h)
 		h.ReportReady()
+		context.AfterFunc(ctx, h.Stop) // no pod starts once the agent stops
 		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(n.Name, []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
 		if err != nil {
 			return fmt.Errorf("agent: node %s: %w", n.Name, err)
