@@ -69,7 +69,7 @@ func (c *realCluster) throughKubelet(i int) (time.Duration, func(), error) {
 	// No service account token: the direct path mounts no volume either.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(2)), AutomountServiceAccountToken: ptr.To(false),
-		Containers:                    []corev1.Container{{Name: "demo", Image: images.Demo, ImagePullPolicy: corev1.PullIfNotPresent}}}}
+		Containers: []corev1.Container{{Name: "demo", Image: images.Demo, ImagePullPolicy: corev1.PullIfNotPresent}}}}
 	undo := func() {
 		_ = pods.Delete(ctx, name, metav1.DeleteOptions{})
 		for j := 0; j < 400; j++ {
