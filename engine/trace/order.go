@@ -25,8 +25,12 @@ type progress struct {
 	notify chan struct{} // closed and replaced whenever a stage ends
 }
 
-// stageMasks are bitmasks over stage indexes.
-type stageMasks struct{ seen, ended uint32 }
+// stageMasks are bitmasks over stage indexes, and when a stage other than
+// ready last ended.
+type stageMasks struct {
+	seen, ended uint32
+	lastEnd     time.Time
+}
 
 func newProgress() *progress {
 	return &progress{pods: map[string]*stageMasks{}, notify: make(chan struct{})}
@@ -53,11 +57,24 @@ func (p *progress) record(e stages.Event) {
 		p.pods[key] = m
 	}
 	m.seen |= bit(e.Stage)
+	if ended && e.Stage != stages.Ready && e.Time.After(m.lastEnd) {
+		m.lastEnd = e.Time
+	}
 	if ended && m.ended&bit(e.Stage) == 0 {
 		m.ended |= bit(e.Stage)
 		close(p.notify)
 		p.notify = make(chan struct{})
 	}
+}
+
+// lastEnd is when a stage of the pod other than ready last ended.
+func (p *progress) lastEnd(key string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m := p.pods[key]; m != nil {
+		return m.lastEnd
+	}
+	return time.Time{}
 }
 
 // await waits until every stage in need has ended for the pod, ctx ends, or

@@ -212,3 +212,27 @@ func TestDelayIsShownWhileItLasts(t *testing.T) {
 	clk.Step(5 * time.Second)
 	<-done
 }
+
+// TestReadySince starts the ready stage when the pod's last other stage
+// ended, not at the whole second the API keeps a container's start in.
+func TestReadySince(t *testing.T) {
+	base := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	tr := New(clocktesting.NewFakeClock(base), nil)
+	ref := Ref{Kind: stages.KindPod, Namespace: "default", Name: "web", UID: "u1", Node: "node-1"}
+	startedAt := base                            // as the API has it: whole seconds
+	hooksEnd := base.Add(840 * time.Millisecond) // the postStart hook ended here
+	now := base.Add(900 * time.Millisecond)      // Ready=True written here
+	if got := tr.ReadySince(ref, startedAt, now); !got.Equal(startedAt) {
+		t.Errorf("with no stage ended: %v, want the container's start %v", got, startedAt)
+	}
+	tr.Record(ref, stages.Hooks, "kubelet", base.Add(700*time.Millisecond), hooksEnd, stages.Succeeded, "", "", nil)
+	if got := tr.ReadySince(ref, startedAt, now); !got.Equal(hooksEnd) {
+		t.Errorf("after hooks: %v, want the hooks' end %v", got, hooksEnd)
+	}
+	if got := tr.ReadySince(ref, time.Time{}, now); !got.Equal(hooksEnd) {
+		t.Errorf("with no container start: %v, want %v", got, hooksEnd)
+	}
+	if got := tr.ReadySince(Ref{Namespace: "default", Name: "other"}, time.Time{}, now); !got.Equal(now) {
+		t.Errorf("unknown pod: %v, want now %v", got, now)
+	}
+}

@@ -172,6 +172,21 @@ func (s *Span) Retry(reason, message string, next time.Time) {
 // Wait reports that the stage is held (for example at a breakpoint).
 func (s *Span) Wait(reason, message string) { s.end(stages.Waiting, reason, message, nil) }
 
+// ReadySince is when the pod's ready stage began, given the start of its
+// last container as the API has it (in whole seconds) and now: the later
+// of that and the end of the pod's last other stage (its start or hooks).
+func (t *Tracer) ReadySince(ref Ref, started, now time.Time) time.Time {
+	if t != nil {
+		if last := t.order.lastEnd(ref.Key()); last.After(started) && !last.After(now) {
+			started = last
+		}
+	}
+	if started.IsZero() || started.After(now) {
+		return now
+	}
+	return started
+}
+
 // Record emits a finished stage whose start and end are already known: a
 // started event at start and an event with status at end.
 func (t *Tracer) Record(ref Ref, stage stages.ID, component string, start, end time.Time,

@@ -39,7 +39,7 @@ func (s *storageHook) updatePod(ctx context.Context, key string, dest runtime.Ob
 	now := s.h.tr.Clock().Now()
 	switch {
 	case is.Status == core.ConditionTrue:
-		s.h.tr.Record(ref, stages.Ready, "kubelet", startedAt(pod, now), now, stages.Succeeded, "",
+		s.h.tr.Record(ref, stages.Ready, "kubelet", s.h.tr.ReadySince(ref, startedAt(pod), now), now, stages.Succeeded, "",
 			"Ready=True: every container is ready", nil)
 	case was != nil && was.Status == core.ConditionTrue:
 		reason, msg := is.Reason, is.Message
@@ -68,17 +68,14 @@ func condition(p *core.Pod, t core.PodConditionType) *core.PodCondition {
 	return nil
 }
 
-// startedAt is when the pod's last container started running: the ready
-// stage spans its probes. now when no container reports a start.
-func startedAt(p *core.Pod, now time.Time) time.Time {
+// startedAt is when the pod's last container started running, as its
+// status says (zero when none has): the ready stage spans its probes.
+func startedAt(p *core.Pod) time.Time {
 	var t time.Time
 	for _, c := range p.Status.ContainerStatuses {
 		if r := c.State.Running; r != nil && r.StartedAt.Time.After(t) {
 			t = r.StartedAt.Time
 		}
-	}
-	if t.IsZero() || t.After(now) {
-		return now
 	}
 	return t
 }

@@ -214,10 +214,7 @@ func (t *tracker) RecordStatusUpdated(pod *v1.Pod) {
 				start = r.StartedAt.Time
 			}
 		}
-		if start.IsZero() || start.After(now) {
-			start = now
-		}
-		h.tr.Record(ref, stages.Ready, Component, start, now, stages.Succeeded, "", "Ready=True: every container is ready", nil)
+		h.tr.Record(ref, stages.Ready, Component, h.tr.ReadySince(ref, start, now), now, stages.Succeeded, "", "Ready=True: every container is ready", nil)
 	case !is && was:
 		reason, msg := ready.Reason, ready.Message
 		if containers != nil && containers.Status != v1.ConditionTrue {
