@@ -65,8 +65,14 @@ func TestAgentJoinsACluster(t *testing.T) {
 			prefix := "agent-" + rt.name + "-"
 			node := prefix + "node-1"
 			out, errOut := &syncBuffer{}, &syncBuffer{}
-			agent := startBin(t, bin, out, errOut, "agent", "--kubeconfig", kubeconfig, "--nodes", "1",
-				"--name-prefix", prefix, "--runtime", rt.name, "--events", "--data-dir", filepath.Join(dir, rt.name))
+			// A pod range of its own: e2e/containerd's clusters may have
+			// bridges for the default ranges on this machine meanwhile.
+			nodesFile := filepath.Join(dir, rt.name+"-nodes.yaml")
+			if err := os.WriteFile(nodesFile, []byte("nodes:\n- name: "+node+"\n  podCIDR: 10.245.1.0/24\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			agent := startBin(t, bin, out, errOut, "agent", "--kubeconfig", kubeconfig, "--nodes", nodesFile,
+				"--runtime", rt.name, "--events", "--data-dir", filepath.Join(dir, rt.name))
 			deadline := time.Now().Add(120 * time.Second)
 			for !strings.Contains(errOut.String(), "1 node(s) Ready") {
 				if time.Now().After(deadline) {
