@@ -6,7 +6,10 @@
 #   hack/conformance.sh [extra e2e.test flags...]
 #
 # Environment: WORK (default /tmp/podtrace-conformance) holds the build, the
-# cluster's data dir and the report; FOCUS and SKIP override the ginkgo regexps.
+# cluster's data dir and the report; FOCUS and SKIP override the ginkgo
+# regexps; PROCS (default 6) runs that many specs at once, as upstream's
+# hack/ginkgo-e2e.sh does (most of a failing spec's time is a wait);
+# TIMEOUT (default 24h) bounds the whole suite.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${WORK:-/tmp/podtrace-conformance}
@@ -25,6 +28,9 @@ if [ ! -x "$work/e2e.test" ]; then
   echo "building e2e.test of k8s.io/kubernetes $k8s ..."
   go test -c -o "$work/e2e.test" k8s.io/kubernetes/test/e2e
 fi
+if [ ! -x "$work/ginkgo" ]; then
+  (cd "$work/build" && go build -o "$work/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
+fi
 
 cd "$repo"
 go build -o "$work/podtrace" ./cmd/podtrace
@@ -42,6 +48,6 @@ done
 focus=${FOCUS:-'\[Conformance\]'}
 skip=${SKIP:-'\[Serial\]|\[Disruptive\]'}
 mkdir -p "$work/report"
-"$work/e2e.test" --kubeconfig="$work/cluster/kubeconfig" --provider=skeleton \
-  --ginkgo.focus="$focus" --ginkgo.skip="$skip" --ginkgo.no-color \
-  --report-dir="$work/report" "$@" 2>&1 | tee "$work/e2e.log"
+"$work/ginkgo" --procs="${PROCS:-6}" --timeout="${TIMEOUT:-24h}" --no-color \
+  --focus="$focus" --skip="$skip" --output-dir="$work/report" --json-report=report.json \
+  "$work/e2e.test" -- --kubeconfig="$work/cluster/kubeconfig" --provider=skeleton "$@" 2>&1 | tee "$work/e2e.log"
