@@ -150,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
 		Mounter:                   &mount.FakeMounter{},
 		Subpather:                 &subpath.FakeSubpath{},
-		HostUtil:                  hostutil.NewFakeHostUtil(nil),
+		HostUtil:                  hostUtil{hostutil.NewFakeHostUtil(nil)},
 		PodStartupLatencyTracker:  tracker,
 		NodeStartupLatencyTracker: kubeletutil.NewNodeStartupLatencyTracker(),
 		TracerProvider:            noopoteltrace.NewTracerProvider(),
