@@ -312,7 +312,7 @@ func TestUpstreamKubeletPods(t *testing.T) {
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "subpath", Annotations: map[string]string{"dir": "logs"}},
 			Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "3600"},
-					Env: []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['dir']"}}}},
+					Env:          []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['dir']"}}}},
 					VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/work", SubPathExpr: "$(DIR)"}}}}}})
 		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("subpath")) })
 	})
