@@ -128,16 +128,10 @@ func (h *Host) Close(ctx context.Context) error {
 	nodes := h.nodes
 	h.nodes = nil
 	h.mu.Unlock()
-	var errs []error
+	errs := make([]error, len(nodes), len(nodes)+3)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, n := range nodes {
-		wg.Go(func() {
-			err := n.Close(ctx)
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		})
+	for i, n := range nodes {
+		wg.Go(func() { errs[i] = n.Close(ctx) })
 	}
 	wg.Wait()
 	if h.plugins != nil {

@@ -8,6 +8,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	"github.com/podtrace/podtrace/engine/cri/containerd/cniwire"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 )
@@ -25,10 +26,10 @@ func (h *Hooks) PluginAdd(ctx context.Context, req cniwire.Request, rangeSet str
 		h.mu.Unlock()
 	}
 	md := &runtimeapi.PodSandboxMetadata{Namespace: req.Namespace, Name: req.Name, Uid: uid}
-	_, err := h.Network(rangeSet, PluginType, "", crisim.NetworkSetupError)(ctx, md, req.Sandbox, func() (string, error) {
+	_, err := h.Network(rangeSet, crictrd.PluginName, "", crisim.NetworkSetupError)(ctx, md, req.Sandbox, func() (string, error) {
 		r := run()
 		if r.Error != "" {
-			return "", &pluginError{plugin: PluginType, err: errors.New(r.Error)}
+			return "", &pluginError{plugin: crictrd.PluginName, err: errors.New(r.Error)}
 		}
 		return r.IP, nil
 	})
@@ -39,10 +40,6 @@ func (h *Hooks) PluginAdd(ctx context.Context, req cniwire.Request, rangeSet str
 	}
 	return err
 }
-
-// PluginType is podtrace's CNI plugin (cmd/podtrace-cni) in a network's
-// configuration.
-const PluginType = "podtrace-cni"
 
 // PluginDel notes what a real runtime's CNI DEL did, for the sandbox's
 // cleanup stage.
