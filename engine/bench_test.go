@@ -18,10 +18,8 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/clock"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime/sim"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 )
 
 func envInt(name string, def int) int {
@@ -31,13 +29,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// BenchmarkDeploymentReady runs a 1,000-replica Deployment on 100 nodes
-// with a zero-latency runtime until every pod is Ready, twice in one
-// process: on the upstream control plane with podtrace's seams, then on the
-// same components without them. It reports each run's pods/s and process
-// CPU per pod, their ratio (the seams' cost), and the peak RSS.
-// BENCH_PODS and BENCH_NODES change the size; BENCH_KUBELET=upstream runs
-// the real kubelets instead of podtrace's own. Run with -benchtime=1x.
+// BenchmarkDeploymentReady runs a 1,000-replica Deployment on 100 real
+// kubelets, their simulated runtime's latency model scaled down to almost
+// nothing, until every pod is Ready, twice in one process: on the upstream
+// control plane with podtrace's seams, then on the same components without
+// them. It reports each run's pods/s and process CPU per pod, their ratio
+// (the seams' cost), and the peak RSS. BENCH_PODS and BENCH_NODES change
+// the size. Run with -benchtime=1x.
 func BenchmarkDeploymentReady(b *testing.B) {
 	logs.To(io.Discard)
 	pods, nodeCount := envInt("BENCH_PODS", 1000), envInt("BENCH_NODES", 100)
@@ -71,16 +69,8 @@ func deploymentRun(b *testing.B, pods, nodeCount int, plain bool) runResult {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg := engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: 1, Seed: 1,
-		UnsafeNoFsync: true, PlainControlPlane: plain,
-		NewRuntime: func(node string, clk *clock.Clock, seed int64) runtime.Runtime {
-			return sim.New(sim.Config{Clock: clk, Latency: &sim.ZeroLatency, Seed: seed, Node: node})
-		}}
-	if os.Getenv("BENCH_KUBELET") == string(engine.UpstreamKubelet) {
-		// The real kubelets on the simulated CRI runtime, its latency
-		// model scaled down to almost nothing.
-		cfg.Kubelet, cfg.NewRuntime, cfg.Speed = engine.UpstreamKubelet, nil, clock.MaxSpeed
-	}
+	cfg := engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: clock.MaxSpeed, Seed: 1,
+		UnsafeNoFsync: true, PlainControlPlane: plain}
 	e, err := engine.Start(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -1,13 +1,13 @@
 // Package engine runs podtrace's embedded cluster in one process: etcd and
 // the upstream control plane (controlplane: kube-apiserver,
 // kube-controller-manager, kube-scheduler, instrumented at their seams) and
-// one kubelet per node, every component talking to the API server over
+// one real kubelet per node (engine/node) on a CRI runtime behind
+// podtrace's interposer (engine/hooks/cri), every component talking to the API server over
 // loopback HTTPS with its own identity and reporting stage events to one Hub.
 package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -20,10 +20,8 @@ import (
 	"github.com/podtrace/podtrace/engine/etcd"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
-	"github.com/podtrace/podtrace/engine/kubelet"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/version"
 )
@@ -46,12 +44,6 @@ type Config struct {
 	Speed float64
 	// Seed makes the simulated runtime and the scheduler's tie-breaks repeatable.
 	Seed int64
-	// NewRuntime builds a node's container runtime for podtrace's own
-	// kubelet; the simulated one when nil.
-	NewRuntime func(node string, clk *clock.Clock, seed int64) runtime.Runtime
-	// Kubelet picks the node agent: HandWrittenKubelet (the default for
-	// now) or UpstreamKubelet, the real kubelet on a CRI runtime.
-	Kubelet KubeletKind
 	// MaxContainerRestartPeriod caps the real kubelet's crash-loop back-off
 	// (its crashLoopBackOff.maxContainerRestartPeriod); 0 keeps upstream's
 	// 5 minutes.
@@ -74,28 +66,13 @@ type Config struct {
 	MemoryLimit int64
 }
 
-// KubeletKind names a node agent.
-type KubeletKind string
-
-// The node agents.
-const (
-	// HandWrittenKubelet is podtrace's own kubelet (engine/kubelet), the
-	// default until the real kubelet serves everything it does.
-	HandWrittenKubelet KubeletKind = ""
-	// UpstreamKubelet is the real kubelet (k8s.io/kubernetes/cmd/kubelet)
-	// behind podtrace's CRI interposer (engine/node, engine/hooks/cri).
-	UpstreamKubelet KubeletKind = "upstream"
-)
-
 // Engine is a running cluster.
 type Engine struct {
 	*controlplane.ControlPlane
-	Clock    *clock.Clock
-	Hub      *trace.Hub
-	Tracer   *trace.Tracer
-	Kubelets []*kubelet.Kubelet
-	// Nodes are the upstream kubelets and CRIHooks their interposers, by
-	// node (Config.Kubelet UpstreamKubelet).
+	Clock  *clock.Clock
+	Hub    *trace.Hub
+	Tracer *trace.Tracer
+	// Nodes are the kubelets and CRIHooks their interposers, by node.
 	Nodes    []*node.Node
 	CRIHooks []*crihooks.Hooks
 
@@ -136,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.ControlPlane = cp
-	if err := e.startComponents(ctx, cfg); err != nil {
+	if err := e.startNodes(ctx, cfg); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -145,51 +122,6 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 
 func (e *Engine) client(user identity.User, agent string) (kubernetes.Interface, error) {
 	return e.ControlPlane.Client(user, agent+"/"+version.Kubernetes+" (podtrace)")
-}
-
-// kubeletsPerEventBroadcaster is how many kubelets share one client-go
-// event broadcaster (each still writing its events as itself): few enough
-// that one writer keeps up with their events and its queues (1,000 events
-// in, 1,000 to the writer) hold every event of 4 full nodes' pods starting
-// at once (4 × 110 pods × Pulling, Pulled, Created, Started), many enough
-// to save most of the broadcasters' memory (~70 KB each) at 500 nodes.
-const kubeletsPerEventBroadcaster = 4
-
-func (e *Engine) startComponents(ctx context.Context, cfg Config) error {
-	if cfg.Kubelet == UpstreamKubelet {
-		return e.startNodes(ctx, cfg)
-	}
-	type starter interface{ Start(context.Context) error }
-	var all []starter
-	var c kubernetes.Interface
-	var err error
-	events := kubelet.NewEventHub(ctx, e.Clock, kubeletsPerEventBroadcaster)
-	for i, n := range cfg.Nodes {
-		if c, err = e.client(identity.NodeUser(n.Name), "kubelet"); err != nil {
-			return err
-		}
-		kc := kubelet.Config{Client: c, NodeName: n.Name, Clock: e.Clock, Tracer: e.Tracer, Capacity: n.Capacity,
-			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
-			Recorder: events.Recorder(n.Name, c)}
-		if cfg.NewRuntime != nil {
-			kc.Runtime = cfg.NewRuntime(n.Name, e.Clock, cfg.Seed+int64(i))
-		}
-		// Each kubelet serves the kubelet API (logs, exec, attach,
-		// port-forward) that kube-apiserver proxies to.
-		kc.ServingCert = e.PKI.KubeletServingCert(n.Name)
-		k, err := kubelet.New(kc)
-		if err != nil {
-			return fmt.Errorf("kubelet %s: %w", n.Name, err)
-		}
-		e.Kubelets = append(e.Kubelets, k)
-		all = append(all, k)
-	}
-	for _, s := range all {
-		if err := s.Start(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // AdminClient returns a clientset acting as kubernetes-admin.
@@ -201,17 +133,7 @@ func (e *Engine) AdminClient() kubernetes.Interface {
 func (e *Engine) AdminRestConfig() *rest.Config { return e.AdminConfig() }
 
 // NodeCount returns how many nodes the engine runs.
-func (e *Engine) NodeCount() int { return len(e.Kubelets) + len(e.Nodes) }
-
-// Kubelet returns the kubelet of the named node, or nil.
-func (e *Engine) Kubelet(node string) *kubelet.Kubelet {
-	for _, k := range e.Kubelets {
-		if k.NodeName() == node {
-			return k
-		}
-	}
-	return nil
-}
+func (e *Engine) NodeCount() int { return len(e.Nodes) }
 
 // Close stops every component, the API server and etcd.
 func (e *Engine) Close() error {

@@ -12,22 +12,21 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/enginetest"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 )
 
-// TestUpstreamKubeletRestartOnDataDir stops a cluster with a Running pod
+// TestKubeletRestartOnDataDir stops a cluster with a Running pod
 // and starts it again on the same data dir: the pod comes back as after a
 // node reboot, through the real kubelet's own reaction to a runtime whose
 // sandbox is no longer ready: SandboxChanged, the same pod restarted with
 // restartCount 1, Ready again.
-func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
+func TestKubeletRestartOnDataDir(t *testing.T) {
 	logs.To(io.Discard)
 	dir := t.TempDir()
 	startOn := func() (*engine.Engine, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(context.Background())
-		e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,
-			Kubelet: engine.UpstreamKubelet})
+		e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1})
 		if err != nil {
 			cancel()
 			t.Fatal(err)
@@ -82,17 +81,17 @@ func TestUpstreamKubeletRestartOnDataDir(t *testing.T) {
 	})
 }
 
-// TestUpstreamKubeletCrashLoopBackOffCap caps the real kubelet's crash-loop
+// TestKubeletCrashLoopBackOffCap caps the real kubelet's crash-loop
 // back-off at 2s (its crashLoopBackOff.maxContainerRestartPeriod): four
 // restarts come within 30s (with upstream's 10s, 20s, 40s, 80s they take
 // 150s), the kubelet's BackOff events say it is backing off, and any
 // CrashLoopBackOff state written meanwhile (a 2s wait may pass before the
 // kubelet writes it) names the 2s back-off.
-func TestUpstreamKubeletCrashLoopBackOffCap(t *testing.T) {
+func TestKubeletCrashLoopBackOffCap(t *testing.T) {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,
-		Kubelet: engine.UpstreamKubelet, MaxContainerRestartPeriod: 2 * time.Second})
+		MaxContainerRestartPeriod: 2 * time.Second})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -14,9 +14,10 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/agent"
 	"github.com/podtrace/podtrace/engine/clock"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/version"
 )
 
 // newAgentCmd builds `podtrace agent`: podtrace nodes for any API server,
@@ -28,9 +29,8 @@ func newAgentCmd() *cobra.Command {
 		Short: "podtrace's node agents join any Kubernetes API server as nodes",
 		Long: `Join the API server a kubeconfig names with podtrace's node agents: each is a
 node running the pods bound to it on the simulated runtime (or containerd), and
-reporting their stages. On Linux each node is the real kubelet on the simulated
-CRI runtime; with --runtime containerd, or --kubelet podtrace, it is podtrace's
-own kubelet.`,
+reporting their stages. Each node is the real kubelet ` + version.Kubernetes + ` behind podtrace's
+CRI interposer.`,
 		Example: `  podtrace agent --kubeconfig admin.conf --nodes 3 --name-prefix pt-
   podtrace agent --context kind-kind --nodes nodes.yaml --events`,
 		Args: noArgs,
@@ -42,7 +42,6 @@ own kubelet.`,
 	fs.StringVar(&o.prefix, "name-prefix", "", "prefix of the node names with --nodes N (node-1 … become PREFIXnode-1 …)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the simulated runtime")
 	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	fs.StringVar(&o.kubelet, "kubelet", "", "node agent: upstream (the real kubelet; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
 	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` instead of its own registry")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
@@ -54,7 +53,6 @@ type agentOptions struct {
 	kube                            *genericclioptions.ConfigFlags
 	nodes, prefix, runtime, dataDir string
 	mirror                          string
-	kubelet                         string
 	seed                            int64
 	events                          bool
 }
@@ -66,11 +64,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	// The containerd hooks are the engine's; the agent takes them over.
-	cf := clusterFlags{runtime: o.runtime, kubelet: o.kubelet, mirror: o.mirror}
-	kind, err := cf.kubeletKind()
-	if err != nil {
-		return err
-	}
+	cf := clusterFlags{runtime: o.runtime, mirror: o.mirror}
 	cfg, contextName, _, err := restConfig(o.kube, agent.UserAgent)
 	if err != nil {
 		return err
@@ -87,7 +81,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	defer closeLog()
-	hooks := engine.Config{Kubelet: kind}
+	hooks := engine.Config{}
 	closeHost, err := cf.realRuntime(ctx, dir, &hooks)
 	if err != nil {
 		return err
@@ -101,7 +95,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		go func() { defer close(done); writeEvents(os.Stdout, sub) }()
 	}
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: o.seed,
-		Upstream: kind == engine.UpstreamKubelet, Containerd: hooks.Containerd, DataDir: dir})
+		Containerd: hooks.Containerd, DataDir: dir})
 	if err != nil {
 		return err
 	}

@@ -86,12 +86,9 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"attach", "a", "b"}, "podtrace: accepts at most 1 arg(s), received 2"},
 		{[]string{"run", "-f", "no-such-file.yaml", "--headless"}, `podtrace: the path "no-such-file.yaml" does not exist`},
 		{[]string{"kubeconfig"}, "podtrace: kubeconfig needs --data-dir"},
-		{[]string{"serve", "--kubelet", "nope"}, `podtrace: --kubelet "nope": want upstream or podtrace`},
-		{[]string{"serve", "--kubelet", "podtrace", "--max-container-restart-period", "5s"}, "podtrace: --max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none"},
 		{[]string{"serve", "--registry-mirror", "http://127.0.0.1:5000"}, "podtrace: --registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)"},
-		{[]string{"serve", "--runtime", "containerd", "--kubelet", "podtrace"}, "podtrace: --runtime containerd runs the real kubelet (podtrace's own kubelet runs only the simulated runtime)"},
 		{[]string{"serve", "--runtime", "containerd", "--registry-mirror", "127.0.0.1:5000"}, `podtrace: --registry-mirror "127.0.0.1:5000": want an http or https URL, e.g. http://127.0.0.1:5000`},
-		{[]string{"serve", "--kubelet", "upstream", "--max-container-restart-period", "5ms"}, "podtrace: --max-container-restart-period 5ms: want at least 1s"},
+		{[]string{"serve", "--max-container-restart-period", "5ms"}, "podtrace: --max-container-restart-period 5ms: want at least 1s"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -16,12 +15,11 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	"github.com/podtrace/podtrace/engine/etcd"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
-	"github.com/podtrace/podtrace/version"
 )
 
 // clusterFlags are the flags every command that starts the engine shares.
@@ -35,7 +33,6 @@ type clusterFlags struct {
 	faults        faultList
 	runtime       string
 	mirror        string
-	kubelet       string
 	maxRestart    time.Duration
 }
 
@@ -75,35 +72,17 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers through containerd's CRI plugin; root, Linux)")
-	fs.StringVar(&c.kubelet, "kubelet", "", "node agent: upstream (the real kubelet "+version.Kubernetes+"; the default on Linux) or podtrace (podtrace's own; the default outside Linux)")
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
 	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
 }
 
-// kubeletKind reads --kubelet. Unset, it is the real kubelet, except
-// outside Linux, where it cannot serve pods well (no pod network
-// namespace, see engine/podnet): there podtrace's own.
-func (c *clusterFlags) kubeletKind() (engine.KubeletKind, error) {
-	kind := c.kubelet
-	if kind == "" {
-		kind = "upstream"
-		if goruntime.GOOS != "linux" {
-			kind = "podtrace"
-		}
+// checkMaxRestart checks --max-container-restart-period as the kubelet's
+// configuration validation would.
+func (c *clusterFlags) checkMaxRestart() error {
+	if c.maxRestart < 0 || (c.maxRestart > 0 && c.maxRestart < time.Second) {
+		return fmt.Errorf("--max-container-restart-period %s: want at least 1s", c.maxRestart)
 	}
-	switch kind {
-	case "upstream":
-		if c.maxRestart < 0 || (c.maxRestart > 0 && c.maxRestart < time.Second) {
-			return "", fmt.Errorf("--max-container-restart-period %s: want at least 1s", c.maxRestart)
-		}
-		return engine.UpstreamKubelet, nil
-	case "podtrace":
-		if c.maxRestart != 0 {
-			return "", fmt.Errorf("--max-container-restart-period is the real kubelet's setting; podtrace's own kubelet (--kubelet podtrace) has none")
-		}
-		return engine.HandWrittenKubelet, nil
-	}
-	return "", fmt.Errorf("--kubelet %q: want upstream or podtrace", c.kubelet)
+	return nil
 }
 
 // nodeSpecs reads --nodes: a count or a YAML file.
@@ -158,7 +137,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	if hostLn != nil {
 		cfg.APIAddress = hostLn.Addr().String() // the same address inside, forwarded below
 	}
-	if cfg.Kubelet, err = c.kubeletKind(); err != nil {
+	if err = c.checkMaxRestart(); err != nil {
 		closeLog()
 		if tmp != "" {
 			os.RemoveAll(tmp)
@@ -217,9 +196,6 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, cfg *engine.
 	case "containerd":
 	default:
 		return nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
-	}
-	if cfg.Kubelet != engine.UpstreamKubelet {
-		return nil, fmt.Errorf("--runtime containerd runs the real kubelet (podtrace's own kubelet runs only the simulated runtime)")
 	}
 	if c.mirror != "" {
 		u, err := url.Parse(c.mirror)

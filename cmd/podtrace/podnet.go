@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/podnet"
 )
 
@@ -16,14 +15,13 @@ var podnetSkipped error
 
 // enterPodNetwork runs this command again inside a pod network namespace
 // (engine/podnet) when the cluster it is about to start wants one: the
-// real kubelet on the simulated runtime, with the embedded etcd
+// simulated runtime, with the embedded etcd
 // (an external one on the host's loopback could not be reached from
 // inside). ran reports that the child ran; its exit code is then this
 // command's. Call it before reading stdin or drawing anything. A test
 // binary running a command in process is not run again.
 func (c *clusterFlags) enterPodNetwork() (ran bool, err error) {
-	kind, kerr := c.kubeletKind()
-	if podnet.Inside() || testing.Testing() || kerr != nil || kind != engine.UpstreamKubelet || c.runtime != "sim" ||
+	if podnet.Inside() || testing.Testing() || c.runtime != "sim" ||
 		c.etcdEndpoints != "" {
 		return false, nil
 	}

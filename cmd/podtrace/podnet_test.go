@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestServeInPodNetwork runs `podtrace serve --kubelet upstream` as a user
+// TestServeInPodNetwork runs `podtrace serve` as a user
 // would, from the host's network namespace: podtrace runs itself again in
 // a pod network namespace of its own (engine/podnet), and the API server
 // is still reached on the host's loopback address the kubeconfig names.
@@ -36,7 +36,7 @@ func TestServeInPodNetwork(t *testing.T) {
 	bin := build(t)
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	serve := startBin(t, bin, &out, &errOut, "serve", "--kubelet", "upstream", "--nodes", "2", "--data-dir", dir)
+	serve := startBin(t, bin, &out, &errOut, "serve", "--nodes", "2", "--data-dir", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	waitFile(t, kubeconfig, 60*time.Second, func(b []byte) bool { return len(b) > 0 })
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)

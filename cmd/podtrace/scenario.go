@@ -67,7 +67,7 @@ behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
 			if ran, err := cf.enterPodNetwork(); ran {
 				return err
 			}
-			if kind, err := cf.kubeletKind(); err == nil && kind == engine.UpstreamKubelet && !c.Flags().Changed("max-container-restart-period") {
+			if !c.Flags().Changed("max-container-restart-period") {
 				cf.maxRestart = s.MaxContainerRestartPeriod // the scenario's pace for crash loops
 			}
 			if check && !c.Flags().Changed("speed") {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )

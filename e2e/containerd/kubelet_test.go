@@ -32,8 +32,8 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/registry"
 	"github.com/podtrace/podtrace/images"
 	"github.com/podtrace/podtrace/stages"
@@ -127,7 +127,7 @@ func startRealCluster(t testing.TB, n int) *realCluster {
 		t.Fatal(err)
 	}
 	e, err := engine.Start(ctx, engine.Config{DataDir: filepath.Join(dir, "engine"), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Seed: 1,
-		Kubelet: engine.UpstreamKubelet, Containerd: h})
+		Containerd: h})
 	if err != nil {
 		h.Close(ctx)
 		cancel()

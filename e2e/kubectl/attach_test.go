@@ -3,37 +3,30 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
-
-	"github.com/podtrace/podtrace/engine"
 )
 
 // TestAttach runs kubectl attach and kubectl run -i against the simulated
 // runtime: the pod and the user's rights are checked as kube-apiserver
-// does, then the kubelet's answer is the CRI's Unimplemented (the simulated
-// runtime runs no processes), whether kubectl speaks websocket (falling
+// does, then the real kubelet proxies the stream to the runtime's
+// streaming server, whose answer is the CRI's Unimplemented (a simulated
+// container has no process), whether kubectl speaks websocket (falling
 // back) or SPDY.
 func TestAttach(t *testing.T) {
-	// podtrace's own kubelet (--runtime containerd, macOS); the real
-	// kubelet's streams are TestRealKubeletStreams.
-	eachKubectlOn(t, engine.HandWrittenKubelet, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "attach-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
-		unimplemented := "Internal error occurred: error attaching to container: rpc error: code = Unimplemented desc = method Attach not implemented"
+		unimplemented := "error attaching to container: rpc error: code = Unimplemented desc = podtrace-sim runs no processes: attach is not simulated"
 		for _, tc := range []struct {
 			args []string
 			want string
 		}{
-			// kubectl 1.30+ speaks websocket v5 to kube-apiserver, which
-			// translates to the kubelet's SPDY and may wrap the kubelet's
-			// internal error once more ("Internal error occurred: Internal
-			// error occurred: ..."): the checks take the kubelet's part.
-			{[]string{"attach", name}, "If you don't see a command prompt, try pressing enter.\nerror: Internal error occurred: "},
+			{[]string{"attach", name}, "If you don't see a command prompt, try pressing enter.\nerror: "},
 			{[]string{"attach", name}, unimplemented},
 			// kubectl run falls back to the pod's log and waits for the pod
 			// to end, up to --pod-running-timeout.
 			{[]string{"run", "-i", "--restart=Never", "--pod-running-timeout=15s", "--image=busybox", "run-" + name, "--", "sleep", "infinity"},
-				"warning: couldn't attach to pod/run-" + name + ", falling back to streaming logs: Internal error occurred: "},
+				"warning: couldn't attach to pod/run-" + name + ", falling back to streaming logs: "},
 			{[]string{"attach", name, "-c", "nope"}, "error: cannot attach to the container: container nope not found in pod " + name},
 			{[]string{"attach", "missing-" + suffix},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},

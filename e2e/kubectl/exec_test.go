@@ -3,18 +3,16 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
-
-	"github.com/podtrace/podtrace/engine"
 )
 
 // TestExec runs kubectl exec against the simulated runtime: the pod, its
 // container and the user's rights are checked as kube-apiserver does, then
-// the kubelet's answer is the CRI's Unimplemented (the simulated runtime
-// runs no processes), whether kubectl speaks websocket (falling back) or SPDY.
+// the real kubelet proxies the stream to the runtime's streaming server,
+// as with containerd, whose answer is the CRI's Unimplemented (a simulated
+// container has no process), whether kubectl speaks websocket (falling
+// back) or SPDY.
 func TestExec(t *testing.T) {
-	// podtrace's own kubelet (--runtime containerd, macOS); the real
-	// kubelet's streams are TestRealKubeletStreams.
-	eachKubectlOn(t, engine.HandWrittenKubelet, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "exec-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
@@ -26,11 +24,8 @@ func TestExec(t *testing.T) {
 			args []string
 			want string
 		}{
-			// kubectl 1.30+ speaks websocket v5 to kube-apiserver, which
-			// translates to the kubelet's SPDY and wraps the kubelet's
-			// internal error in its own once more.
 			{[]string{"exec", name, "--", "echo", "hi"},
-				"Internal error occurred: error executing command in container: rpc error: code = Unimplemented desc = method Exec not implemented"},
+				"error executing command in container: rpc error: code = Unimplemented desc = podtrace-sim runs no processes: exec is not simulated"},
 			{[]string{"exec", "-i", name, "-c", "nope", "--", "cat"},
 				"Error from server (BadRequest): container nope is not valid for pod " + name},
 			// A Node without addresses: kube-apiserver cannot reach its kubelet.

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -67,16 +67,10 @@ type cluster struct {
 // the release's objects apart. It skips in -short mode.
 func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
 	t.Helper()
-	eachKubectlOn(t, engine.UpstreamKubelet, test)
-}
-
-// eachKubectlOn is eachKubectl on nodes that run the given kubelet.
-func eachKubectlOn(t *testing.T, kubelet engine.KubeletKind, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
-	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	c := startCluster(t, kubelet)
+	c := startCluster(t)
 	for _, v := range versions {
 		t.Run("kubectl-"+v, func(t *testing.T) {
 			test(t, c, c.kubectl(t, v), strings.ReplaceAll(v, ".", ""))
@@ -85,14 +79,12 @@ func eachKubectlOn(t *testing.T, kubelet engine.KubeletKind, test func(t *testin
 }
 
 // startCluster starts the whole engine (etcd, API server, controllers,
-// scheduler, 3 kubelets of the given kind) on the real clock, as `podtrace
-// serve` does.
-func startCluster(t *testing.T, kubelet engine.KubeletKind) *cluster {
+// scheduler, 3 real kubelets) on the real clock, as `podtrace serve` does.
+func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1,
-		Kubelet: kubelet})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

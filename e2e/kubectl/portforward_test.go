@@ -1,38 +1,27 @@
 package kubectle2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/podnet"
 )
 
-// TestPortForward runs kubectl port-forward against the simulated runtime:
-// the pod and the user's rights are checked as kube-apiserver does, the
-// forward opens (kubectl 1.33 falling back from websocket to SPDY), and a
-// connection through it gets the CRI's Unimplemented in its error stream
-// (the simulated runtime has no pod network).
+// TestPortForward runs kubectl port-forward through the real kubelet to a
+// pod of the simulated runtime: the pod and the user's rights are checked
+// as kube-apiserver does, the kubelet proxies the forward to the runtime's
+// streaming server, as with containerd, and a connection through it
+// reaches the pod's address, where the runtime answers for the pod.
 func TestPortForward(t *testing.T) {
-	// podtrace's own kubelet (--runtime containerd, macOS); the real
-	// kubelet's streams are TestRealKubeletStreams.
-	eachKubectlOn(t, engine.HandWrittenKubelet, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "pf-" + suffix
 		k.ok("run", name, "--image=nginx", "--port=80")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
-		uid := k.ok("get", "pod", name, "-o", "jsonpath={.metadata.uid}")
-		s, b := k.getThroughForward(t, name)
-		if len(b) != 0 {
-			t.Errorf("read %q through the forward, want nothing", b)
+		if _, b := k.getThroughForward(t, name); !strings.HasPrefix(string(b), "HTTP/1.0 200 OK") || !strings.HasSuffix(string(b), "ok\n") {
+			t.Errorf("read %q through the forward, want the pod's 200 ok", b)
 		}
-		// The kubelet names the pod by its full name, name_namespace.
-		want := "error forwarding port 80 to pod " + name + "_default, uid " + uid +
-			": rpc error: code = Unimplemented desc = method PortForward not implemented"
-		eventually(t, "the forward's error", 10*time.Second, func() (bool, string) {
-			got := s.errOut.String()
-			return strings.Contains(got, want), got
-		})
-		s.stop()
 
 		for _, tc := range []struct {
 			args []string
@@ -47,5 +36,66 @@ func TestPortForward(t *testing.T) {
 				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)
 			}
 		}
+
+		t.Run("service endpoints", func(t *testing.T) { serviceEndpoints(t, k, "svc-"+suffix) })
 	})
+}
+
+// serviceEndpoints checks what a user checks first when a Service does not
+// answer: that its endpoints are the Ready pods' IPs. The real kubelet's
+// readiness probe (httpGet on port 80) gates them, and the EndpointSlice
+// controller lists the pods' own IPs, which the API accepts only because
+// they are not loopback addresses (engine/podnet).
+func serviceEndpoints(t *testing.T, k *kubectl, name string) {
+	if !podnet.Inside() {
+		t.Skip("no pod network namespace here (engine/podnet): pods answer on loopback addresses, which EndpointSlices refuse")
+	}
+	k.apply(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ` + name + `}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: ` + name + `}}
+  template:
+    metadata: {labels: {app: ` + name + `}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        ports: [{containerPort: 80}]
+        readinessProbe: {httpGet: {path: /, port: 80}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ` + name + `}
+spec:
+  selector: {app: ` + name + `}
+  ports: [{port: 80}]
+`)
+	k.ok("rollout", "status", "deploy/"+name, "--timeout=60s")
+	podIPs := strings.Fields(k.ok("get", "pods", "-l", "app="+name, "-o", "jsonpath={.items[*].status.podIP}"))
+	slices.Sort(podIPs)
+	var endpoints []string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		endpoints = strings.Fields(k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name="+name,
+			"-o", "jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}"))
+		slices.Sort(endpoints)
+		if len(podIPs) == 2 && slices.Equal(endpoints, podIPs) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if len(podIPs) != 2 || !slices.Equal(endpoints, podIPs) {
+		t.Fatalf("service %s: ready endpoints %v, want the pods' IPs %v", name, endpoints, podIPs)
+	}
+	for _, ip := range podIPs {
+		if !strings.HasPrefix(ip, "10.244.") {
+			t.Errorf("pod IP %s, want one of the nodes' pod CIDRs (10.244.0.0/16)", ip)
+		}
+	}
+	if out := k.ok("describe", "service", name); !strings.Contains(out, podIPs[0]+":80") {
+		t.Errorf("kubectl describe service %s does not list %s:80:\n%s", name, podIPs[0], out)
+	}
+	k.ok("delete", "deploy/"+name, "svc/"+name)
 }

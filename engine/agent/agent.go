@@ -2,10 +2,9 @@
 // server: each node is a kubelet that registers its Node, renews its Lease
 // and runs the pods bound to it, with the same statuses, Events and stage
 // events as in the embedded engine — like kwok, but with every node-side
-// stage. With Upstream it is the real kubelet (engine/node) behind
-// podtrace's CRI interposer, on the simulated CRI runtime or on a
-// containerd of the node's own; else podtrace's own kubelet
-// (engine/kubelet) on the simulated runtime.
+// stage. Each is the real kubelet (engine/node) behind podtrace's CRI
+// interposer, on the simulated CRI runtime or on a containerd of the
+// node's own.
 package agent
 
 import (
@@ -28,9 +27,8 @@ import (
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
-	"github.com/podtrace/podtrace/engine/kubelet"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/version"
 )
@@ -55,23 +53,19 @@ type Config struct {
 	Hub *trace.Hub
 	// Seed makes the simulated runtime repeatable.
 	Seed int64
-	// Upstream runs the real kubelet on each node, on the simulated CRI
-	// runtime unless Containerd is set.
-	Upstream bool
-	// DataDir holds the real kubelets' root directories (Upstream).
+	// DataDir holds the kubelets' root directories.
 	DataDir string
-	// Containerd, when set with Upstream, runs each node's real kubelet on
+	// Containerd, when set, runs each node's real kubelet on
 	// real containers: a containerd of the node's own (its CRI plugin).
 	Containerd *crictrd.Host
 }
 
 // Agent is a set of running node agents.
 type Agent struct {
-	cfg      Config
-	rc       *rest.Config
-	client   kubernetes.Interface
-	Kubelets []*kubelet.Kubelet
-	// Nodes are the real kubelets (Upstream), once started.
+	cfg    Config
+	rc     *rest.Config
+	client kubernetes.Interface
+	// Nodes are the kubelets, once started.
 	Nodes []*node.Node
 }
 
@@ -101,23 +95,10 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: client: %w", err)
 	}
-	a := &Agent{cfg: cfg, rc: rc, client: client}
-	if cfg.Upstream {
-		if cfg.DataDir == "" {
-			return nil, errors.New("agent: the real kubelet needs a DataDir")
-		}
-		return a, nil
+	if cfg.DataDir == "" {
+		return nil, errors.New("agent: the kubelets need a DataDir")
 	}
-	for i, n := range cfg.Nodes {
-		kc := kubelet.Config{Client: client, NodeName: n.Name, Clock: cfg.Clock, Tracer: cfg.Tracer, Capacity: n.Capacity,
-			Labels: n.Labels, Taints: n.Taints, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i)}
-		k, err := kubelet.New(kc)
-		if err != nil {
-			return nil, fmt.Errorf("agent: node %s: %w", n.Name, err)
-		}
-		a.Kubelets = append(a.Kubelets, k)
-	}
-	return a, nil
+	return &Agent{cfg: cfg, rc: rc, client: client}, nil
 }
 
 // Start checks that the API server answers, then starts every kubelet;
@@ -128,23 +109,15 @@ func (a *Agent) Start(ctx context.Context) error {
 	if _, err := a.client.CoreV1().Nodes().List(cctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return fmt.Errorf("cannot reach the API server: %s", firstLine(err))
 	}
-	if a.cfg.Upstream {
-		return a.startUpstream(ctx)
-	}
-	for _, k := range a.Kubelets {
-		if err := k.Start(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.startNodes(ctx)
 }
 
-// startUpstream starts a real kubelet per node on its simulated CRI runtime,
+// startNodes starts a real kubelet per node on its simulated CRI runtime,
 // behind an interposer that also reports the ready stage (the API server
 // is not podtrace's: no seam there sees the kubelet's status writes). Its
 // API, on loopback with a self-signed certificate as a kubelet makes one
 // without a serving certificate, answers only this machine.
-func (a *Agent) startUpstream(ctx context.Context) error {
+func (a *Agent) startNodes(ctx context.Context) error {
 	var sims []*crisim.Runtime
 	var hooks sync.Map // node → its *crihooks.Hooks
 	if a.cfg.Containerd != nil {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/podtrace/podtrace/engine/agent"
 	"github.com/podtrace/podtrace/engine/enginetest"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )

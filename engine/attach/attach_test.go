@@ -22,8 +22,8 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/attach"
 	"github.com/podtrace/podtrace/engine/enginetest"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
 )
 

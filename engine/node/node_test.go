@@ -16,8 +16,8 @@ import (
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/identity"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/version"
 )
 

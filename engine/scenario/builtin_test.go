@@ -23,7 +23,7 @@ func startFor(t *testing.T, s *scenario.Scenario) *engine.Engine {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: s.Nodes, Speed: 20, Seed: 1,
-		Kubelet: engine.UpstreamKubelet, MaxContainerRestartPeriod: s.MaxContainerRestartPeriod})
+		MaxContainerRestartPeriod: s.MaxContainerRestartPeriod})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -13,23 +13,19 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
 	"github.com/podtrace/podtrace/engine/logs"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
 )
 
+// startEngine runs a cluster of n nodes whose simulated runtime's latency
+// model runs at speed, and keeps its nodes in step with node-not-ready
+// faults.
 func startEngine(t *testing.T, n int, speed float64) *engine.Engine {
-	t.Helper()
-	return startEngineWith(t, n, speed, engine.UpstreamKubelet)
-}
-
-// startEngineWith is startEngine with the given node agent.
-func startEngineWith(t *testing.T, n int, speed float64, kubelet engine.KubeletKind) *engine.Engine {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1,
-		Kubelet: kubelet})
+	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -50,27 +50,12 @@ func SyncNodeFaults(ctx context.Context, e *engine.Engine) {
 	}
 }
 
-// readiness is a node agent whose readiness a fault can take away: the
-// hand-written kubelet, or the CRI interposer of a real kubelet's runtime.
-type readiness interface {
-	NodeName() string
-	NotReady() bool
-	SetNotReady(bool)
-}
-
 // syncNodeFaults brings each kubelet's readiness in line with the faults and
 // returns, for every node, whether it should now be NotReady.
 func syncNodeFaults(e *engine.Engine) map[string]bool {
 	faults := e.Tracer.Faults.List()
 	want := map[string]bool{}
-	var agents []readiness
-	for _, k := range e.Kubelets {
-		agents = append(agents, k)
-	}
-	for _, h := range e.CRIHooks {
-		agents = append(agents, h)
-	}
-	for _, k := range agents {
+	for _, k := range e.CRIHooks {
 		down := false
 		for _, f := range faults {
 			if f.Stage == stages.Kubelet && f.Variant == NodeNotReady && f.Kind != stages.Delay &&

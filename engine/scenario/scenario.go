@@ -14,7 +14,7 @@ package scenario
 import (
 	"time"
 
-	"github.com/podtrace/podtrace/engine/kubelet/nodes"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
 )
 

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"github.com/podtrace/podtrace/engine"
 	"strings"
 	"testing"
 	"time"
@@ -92,63 +91,4 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 		ok, detail, err := Goal{Namespace: "default", Deployment: "web"}.Check(ctx, c)
 		return ok && err == nil, detail
 	})
-}
-
-// TestFastForwardShowsImagePullBackOffInSeconds runs the clock in real time
-// and fast-forwards through a bad image's pull back-off: 10s, 20s, 40s,
-// 80s, 160s, then the 5-minute cap, in a few seconds of real time.
-func TestFastForwardShowsImagePullBackOffInSeconds(t *testing.T) {
-	e := startEngineWith(t, 1, 1, engine.HandWrittenKubelet) // the engine clock drives podtrace's own kubelet's back-offs; the real kubelet runs on real time
-	ctx := context.Background()
-	rec := newRecorder(e)
-	defer rec.close()
-	a, err := apply.New(e.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const pod = `apiVersion: v1
-kind: Pod
-metadata: {name: typo, namespace: default}
-spec:
-  containers: [{name: app, image: "ngnix:1.27"}]
-`
-	if _, err := a.Apply(ctx, []byte(pod), "typo"); err != nil {
-		t.Fatal(err)
-	}
-	startEngineTime, startReal := e.Clock.Now(), time.Now()
-	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
-		160 * time.Second, 300 * time.Second, 300 * time.Second}
-	var got []time.Duration
-	deadline := time.Now().Add(30 * time.Second)
-	for len(got) < len(want) {
-		got = got[:0]
-		for _, ev := range rec.all() {
-			if ev.Pod == "typo" && ev.Stage == stages.Pull && ev.Reason == "ErrImagePull" && ev.NextTry != nil {
-				got = append(got, ev.NextTry.Sub(ev.Time).Round(time.Second))
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("back-offs %v after 30s, want %v", got, want)
-		}
-		// The UI's ">" key: the next labelled retry, else the next timer.
-		if _, _, ok := e.Clock.FastForwardWait(); !ok {
-			e.Clock.FastForward()
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	for i, d := range want {
-		if got[i] != d {
-			t.Fatalf("back-offs %v, want %v", got[:len(want)], want)
-		}
-	}
-	if real, virtual := time.Since(startReal), e.Clock.Now().Sub(startEngineTime); real > 20*time.Second || virtual < 10*time.Minute {
-		t.Fatalf("%s of back-off took %s of real time", virtual, real)
-	}
-	p, err := e.AdminClient().CoreV1().Pods("default").Get(ctx, "typo", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || (w.Reason != "ImagePullBackOff" && w.Reason != "ErrImagePull") {
-		t.Fatalf("container state %+v", p.Status.ContainerStatuses[0].State)
-	}
 }

@@ -171,7 +171,7 @@ func TestImportViolations(t *testing.T) {
 	}{
 		{"stages", []string{p("engine/trace")}, "stages imports engine/trace: stages imports nothing of the project"},
 		{"version", []string{p("stages")}, "version imports stages: version imports nothing of the project"},
-		{"engine/kubelet", []string{p("tui")}, "engine/kubelet imports tui: engine never imports tui or themes"},
+		{"engine/node", []string{p("tui")}, "engine/node imports tui: engine never imports tui or themes"},
 		{"engine", []string{p("themes")}, "engine imports themes: engine never imports tui or themes"},
 		{"tui/lanes", []string{p("engine/trace")}, "tui/lanes imports engine/trace: tui never imports engine"},
 		{"e2e/tui", []string{p("engine"), p("tui")}, "e2e/tui imports engine and tui: only cmd/podtrace joins engine and tui"},

@@ -15,7 +15,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	criclient "k8s.io/cri-client/pkg"
 
-	netsim "github.com/podtrace/podtrace/engine/kubelet/network/sim"
+	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
 	"github.com/podtrace/podtrace/images"
 )
 
@@ -44,7 +44,7 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string) (_ *Node, er
 	if err := makeBridge(n.bridge, podCIDR); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
-	ipam, err := netsim.New(podCIDR, nil, 0)
+	ipam, err := ipam.New(podCIDR, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}

@@ -13,7 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
 
 // CreateContainer creates a container from its image, command and
@@ -31,8 +31,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	if image == "" {
 		image = cfg.GetImage().GetImage()
 	}
-	ref := normalize(image)
-	id, err := r.rt.CreateContainer(ctx, sandboxID, runtime.ContainerConfig{Name: cfg.GetMetadata().GetName(),
+	ref := model.Normalize(image)
+	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Name: cfg.GetMetadata().GetName(),
 		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
 		Env: env, Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
 	if err != nil {
@@ -141,13 +141,13 @@ func (r *Runtime) status(ctx context.Context, c *container) (*runtimeapi.Contain
 		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath}, nil
 }
 
-func criState(s runtime.State) runtimeapi.ContainerState {
+func criState(s model.State) runtimeapi.ContainerState {
 	switch s {
-	case runtime.StateCreated:
+	case model.StateCreated:
 		return runtimeapi.ContainerState_CONTAINER_CREATED
-	case runtime.StateRunning:
+	case model.StateRunning:
 		return runtimeapi.ContainerState_CONTAINER_RUNNING
-	case runtime.StateExited:
+	case model.StateExited:
 		return runtimeapi.ContainerState_CONTAINER_EXITED
 	}
 	return runtimeapi.ContainerState_CONTAINER_UNKNOWN
@@ -202,7 +202,7 @@ func (r *Runtime) GetContainerEvents(context.Context, chan *runtimeapi.Container
 }
 
 // logLine writes a line the simulated process wrote to its log file.
-func (r *Runtime) logLine(id string, line runtime.LogLine) {
+func (r *Runtime) logLine(id string, line model.LogLine) {
 	r.mu.Lock()
 	c, ok := r.containers[id]
 	var l *logFile

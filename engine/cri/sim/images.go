@@ -6,27 +6,16 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podtrace/podtrace/engine/kubelet/images"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
-
-// normalize names an image as the simulated runtime keys it
-// (docker.io/library/nginx:1.27); an unparsable name is kept as it is.
-func normalize(image string) string {
-	ref, err := images.Parse(image)
-	if err != nil {
-		return image
-	}
-	return ref.String()
-}
 
 // PullImage pulls the image from the simulated registries (its size sets
 // how long it takes; unknown registries and private images fail as a real
 // pull does) and returns its ID.
 func (r *Runtime) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) (string, error) {
-	var a *runtime.AuthConfig
+	var a *model.AuthConfig
 	if auth != nil {
-		a = &runtime.AuthConfig{Username: auth.GetUsername(), Password: auth.GetPassword(), Auth: auth.GetAuth()}
+		a = &model.AuthConfig{Username: auth.GetUsername(), Password: auth.GetPassword(), Auth: auth.GetAuth()}
 	}
 	img, err := r.rt.PullImage(ctx, spec.GetImage(), a)
 	if err != nil {
@@ -39,7 +28,7 @@ func (r *Runtime) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, aut
 // not on the node.
 func (r *Runtime) ImageStatus(ctx context.Context, spec *runtimeapi.ImageSpec, _ bool) (*runtimeapi.ImageStatusResponse, error) {
 	for _, img := range r.images(ctx) {
-		if img.ID == spec.GetImage() || img.Ref == normalize(spec.GetImage()) {
+		if img.ID == spec.GetImage() || img.Ref == model.Normalize(spec.GetImage()) {
 			return &runtimeapi.ImageStatusResponse{Image: criImage(img)}, nil
 		}
 	}
@@ -51,7 +40,7 @@ func (r *Runtime) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter
 	var out []*runtimeapi.Image
 	want := filter.GetImage().GetImage()
 	for _, img := range r.images(ctx) {
-		if want == "" || img.ID == want || img.Ref == normalize(want) {
+		if want == "" || img.ID == want || img.Ref == model.Normalize(want) {
 			out = append(out, criImage(img))
 		}
 	}
@@ -61,7 +50,7 @@ func (r *Runtime) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter
 // RemoveImage removes an image from the node.
 func (r *Runtime) RemoveImage(ctx context.Context, spec *runtimeapi.ImageSpec) error {
 	for _, img := range r.images(ctx) {
-		if img.ID == spec.GetImage() || img.Ref == normalize(spec.GetImage()) {
+		if img.ID == spec.GetImage() || img.Ref == model.Normalize(spec.GetImage()) {
 			r.rt.RemoveImage(img.Ref)
 		}
 	}
@@ -81,9 +70,9 @@ func (r *Runtime) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoRespo
 	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{fs}, ContainerFilesystems: []*runtimeapi.FilesystemUsage{fs}}, nil
 }
 
-func (r *Runtime) images(context.Context) []runtime.Image { return r.rt.Images() }
+func (r *Runtime) images(context.Context) []model.Image { return r.rt.Images() }
 
-func criImage(img runtime.Image) *runtimeapi.Image {
+func criImage(img model.Image) *runtimeapi.Image {
 	return &runtimeapi.Image{Id: img.ID, RepoTags: []string{img.Ref}, RepoDigests: []string{img.RepoDigest}, Size: uint64(img.Size)}
 }
 

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podtrace/podtrace/engine/kubelet/network"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
+	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
 
 // RunPodSandbox starts the pod's pause container, then sets up its network
@@ -23,12 +23,12 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 		return "", errShutDown
 	}
 	md := cfg.GetMetadata()
-	id, err := r.rt.RunPodSandbox(ctx, runtime.SandboxConfig{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid(),
+	id, err := r.rt.RunPodSandbox(ctx, model.SandboxConfig{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid(),
 		Attempt: int(md.GetAttempt()), Hostname: cfg.GetHostname(), Annotations: cfg.GetAnnotations()})
 	if err != nil {
 		return "", criError(err)
 	}
-	pod := network.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}
+	pod := ipam.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}
 	add := func() (string, error) {
 		res, err := r.ipam.SetUp(ctx, pod)
 		if err != nil {
@@ -79,7 +79,7 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	r.mu.Unlock()
 	srv.close()
 	md := sb.config.GetMetadata()
-	return criError(r.ipam.TearDown(ctx, network.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}))
+	return criError(r.ipam.TearDown(ctx, ipam.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}))
 }
 
 // RemovePodSandbox removes a sandbox and its containers.

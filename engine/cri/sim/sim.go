@@ -1,10 +1,10 @@
 // Package sim serves podtrace's simulated container runtime over CRI, in
 // process: the RuntimeService and ImageManagerService a real kubelet drives.
 // Sandboxes, pulls, containers, their programs and exit codes, and exec are
-// the simulated runtime's (engine/kubelet/runtime/sim: a seeded latency
+// the simulated runtime model's (engine/cri/sim/model: a seeded latency
 // model scaled by --speed, image sizes, commands that exit after a time);
 // pod addresses come from a host-local style IPAM over the node's pod CIDR
-// (engine/kubelet/network/sim), and this package reports them as the CNI
+// (engine/cri/sim/ipam), and this package reports them as the CNI
 // ADD result, writes containers' output in CRI log format to the path the
 // kubelet gives, and answers on each pod's address.
 //
@@ -40,9 +40,8 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/utils/clock"
 
-	netsim "github.com/podtrace/podtrace/engine/kubelet/network/sim"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
-	rtsim "github.com/podtrace/podtrace/engine/kubelet/runtime/sim"
+	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/version"
 )
@@ -61,8 +60,8 @@ type Config struct {
 	Seed int64
 	// Speed divides every latency (2 = twice as fast); 0 means 1.
 	Speed float64
-	// Latency is the timing model; rtsim.DefaultLatency when nil.
-	Latency *rtsim.Latency
+	// Latency is the timing model; model.DefaultLatency when nil.
+	Latency *model.Latency
 	// Network, when set, wraps each sandbox's CNI ADD (the cni stage): it
 	// must call add, or return an error instead, which fails the sandbox as
 	// a failing CNI plugin does.
@@ -82,8 +81,8 @@ type Config struct {
 // Runtime is one node's simulated CRI runtime.
 type Runtime struct {
 	cfg  Config
-	rt   *rtsim.Runtime
-	ipam *netsim.Plugin
+	rt   *model.Runtime
+	ipam *ipam.Plugin
 	// podIPs: pods answer on their own pod IPs (engine/podnet).
 	podIPs bool
 
@@ -129,7 +128,7 @@ var (
 
 // New returns the simulated runtime of one node.
 func New(cfg Config) (*Runtime, error) {
-	lat := rtsim.DefaultLatency
+	lat := model.DefaultLatency
 	if cfg.Latency != nil {
 		lat = *cfg.Latency
 	}
@@ -137,7 +136,7 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.PodCIDR == "" {
 		cfg.PodCIDR = "10.244.0.0/24"
 	}
-	ipam, err := netsim.New(cfg.PodCIDR, nil, 0)
+	ipam, err := ipam.New(cfg.PodCIDR, nil, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +147,7 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	r := &Runtime{cfg: cfg, ipam: ipam, podIPs: podIPs, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
-	r.rt = rtsim.New(rtsim.Config{Clock: clock.RealClock{}, Latency: &lat, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
+	r.rt = model.New(model.Config{Clock: clock.RealClock{}, Latency: &lat, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
 	if err := r.restore(); err != nil {
 		return nil, err
 	}
@@ -191,7 +190,7 @@ func criError(err error) error {
 		return err
 	}
 	msg := err.Error()
-	if errors.Is(err, runtime.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		return status.Error(codes.NotFound, strings.TrimPrefix(msg, "rpc error: code = NotFound desc = "))
 	}
 	if rest, ok := strings.CutPrefix(msg, "rpc error: code = NotFound desc = "); ok {

@@ -1,12 +1,10 @@
-package sim
+package ipam
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/podtrace/podtrace/engine/kubelet/network"
 )
 
 func TestAllocateAndExhaust(t *testing.T) {
@@ -20,7 +18,7 @@ func TestAllocateAndExhaust(t *testing.T) {
 	}
 	var ips []string
 	for i := 0; i < 5; i++ {
-		r, err := pl.SetUp(ctx, network.Pod{SandboxID: fmt.Sprint("sb", i)})
+		r, err := pl.SetUp(ctx, Pod{SandboxID: fmt.Sprint("sb", i)})
 		if err != nil {
 			t.Fatalf("SetUp %d: %v", i, err)
 		}
@@ -29,15 +27,15 @@ func TestAllocateAndExhaust(t *testing.T) {
 	if strings.Join(ips, ",") != "10.244.1.2,10.244.1.3,10.244.1.4,10.244.1.5,10.244.1.6" {
 		t.Fatalf("ips %v", ips)
 	}
-	_, err = pl.SetUp(ctx, network.Pod{SandboxID: "sb9"})
+	_, err = pl.SetUp(ctx, Pod{SandboxID: "sb9"})
 	want := `plugin type="bridge" name="podtrace" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.6`
 	if err == nil || err.Error() != want {
 		t.Fatalf("exhausted: got %v\nwant %s", err, want)
 	}
-	if err := pl.TearDown(ctx, network.Pod{SandboxID: "sb2"}); err != nil {
+	if err := pl.TearDown(ctx, Pod{SandboxID: "sb2"}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := pl.SetUp(ctx, network.Pod{SandboxID: "sb9"})
+	r, err := pl.SetUp(ctx, Pod{SandboxID: "sb9"})
 	if err != nil || r.IP != "10.244.1.4" {
 		t.Fatalf("after release: %v %v", r, err)
 	}

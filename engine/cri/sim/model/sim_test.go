@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"time"
 
 	testingclock "k8s.io/utils/clock/testing"
-
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 )
 
 func TestLatencyDeterministic(t *testing.T) {
@@ -43,7 +41,7 @@ func TestPullErrors(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		image, want string
-		auth        *runtime.AuthConfig
+		auth        *AuthConfig
 	}{
 		{image: "nginx:1.27"},
 		{image: "ghcr.io/acme/shop:v3"},
@@ -51,7 +49,7 @@ func TestPullErrors(t *testing.T) {
 		{image: "nginxx", want: "pull access denied, repository does not exist or may require authorization"},
 		{image: "registry.example.com/app:1", want: `failed to do request: Head "https://registry.example.com/v2/app/manifests/1": dial tcp: lookup registry.example.com: no such host`},
 		{image: "quay.io/acme/private-api:1", want: "no basic auth credentials"},
-		{image: "quay.io/acme/private-api:1", auth: &runtime.AuthConfig{Username: "u", Password: "p"}},
+		{image: "quay.io/acme/private-api:1", auth: &AuthConfig{Username: "u", Password: "p"}},
 	}
 	for _, tt := range tests {
 		img, err := r.PullImage(ctx, tt.image, tt.auth)
@@ -73,7 +71,7 @@ func TestPullErrors(t *testing.T) {
 	}
 }
 
-func waitState(t *testing.T, r *Runtime, id string, want runtime.State) runtime.ContainerStatus {
+func waitState(t *testing.T, r *Runtime, id string, want State) ContainerStatus {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
@@ -94,11 +92,11 @@ func TestContainerProgram(t *testing.T) {
 	r := New(Config{Clock: clk, Latency: &zero, Node: "n1"})
 	ctx := context.Background()
 	events := r.Events(ctx)
-	sb, err := r.RunPodSandbox(ctx, runtime.SandboxConfig{Namespace: "default", Name: "p", UID: "u"})
+	sb, err := r.RunPodSandbox(ctx, SandboxConfig{Namespace: "default", Name: "p", UID: "u"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := r.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "c", Image: "docker.io/library/busybox:latest",
+	id, err := r.CreateContainer(ctx, sb, ContainerConfig{Name: "c", Image: "docker.io/library/busybox:latest",
 		Command: []string{"sh", "-c", "touch /tmp/healthy; echo hello; sleep 5; exit 3"}})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +104,7 @@ func TestContainerProgram(t *testing.T) {
 	if err := r.StartContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, r, id, runtime.StateRunning)
+	waitState(t, r, id, StateRunning)
 	// The program runs touch and echo before sleeping: wait for the timer.
 	for !clk.HasWaiters() {
 		time.Sleep(time.Millisecond)
@@ -120,7 +118,7 @@ func TestContainerProgram(t *testing.T) {
 		t.Fatalf("cat missing: %+v", res)
 	}
 	clk.Step(5 * time.Second)
-	st := waitState(t, r, id, runtime.StateExited)
+	st := waitState(t, r, id, StateExited)
 	if st.ExitCode != 3 || st.Reason != "Error" || st.FinishedAt.Sub(st.StartedAt) != 5*time.Second {
 		t.Fatalf("exit: %+v", st)
 	}
@@ -128,7 +126,7 @@ func TestContainerProgram(t *testing.T) {
 	if len(logs) != 2 || logs[1].Text != "hello" {
 		t.Fatalf("logs %+v", logs)
 	}
-	var states []runtime.State
+	var states []State
 	for len(states) < 3 {
 		select {
 		case e := <-events:
@@ -137,7 +135,7 @@ func TestContainerProgram(t *testing.T) {
 			t.Fatalf("events so far %v", states)
 		}
 	}
-	if states[0] != runtime.StateCreated || states[1] != runtime.StateRunning || states[2] != runtime.StateExited {
+	if states[0] != StateCreated || states[1] != StateRunning || states[2] != StateExited {
 		t.Fatalf("events %v", states)
 	}
 }
@@ -186,16 +184,16 @@ func TestStopContainer(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	r := New(Config{Clock: clk, Latency: &zero})
 	ctx := context.Background()
-	sb, _ := r.RunPodSandbox(ctx, runtime.SandboxConfig{Name: "p"})
+	sb, _ := r.RunPodSandbox(ctx, SandboxConfig{Name: "p"})
 	_ = r.Preload("nginx:1.27")
-	srv, _ := r.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "web", Image: "docker.io/library/nginx:1.27"})
-	sh, _ := r.CreateContainer(ctx, sb, runtime.ContainerConfig{Name: "sh", Image: "busybox", Command: []string{"sleep", "3600"}})
+	srv, _ := r.CreateContainer(ctx, sb, ContainerConfig{Name: "web", Image: "docker.io/library/nginx:1.27"})
+	sh, _ := r.CreateContainer(ctx, sb, ContainerConfig{Name: "sh", Image: "busybox", Command: []string{"sleep", "3600"}})
 	_ = r.StartContainer(ctx, srv)
 	_ = r.StartContainer(ctx, sh)
 	if err := r.StopContainer(ctx, srv, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if st := waitState(t, r, srv, runtime.StateExited); st.ExitCode != 0 {
+	if st := waitState(t, r, srv, StateExited); st.ExitCode != 0 {
 		t.Fatalf("nginx exit %d", st.ExitCode)
 	}
 	if st, _ := r.ContainerStatus(ctx, srv); st.ImageID == "" {
@@ -213,7 +211,7 @@ func TestStopContainer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if st := waitState(t, r, sh, runtime.StateExited); st.ExitCode != 137 {
+	if st := waitState(t, r, sh, StateExited); st.ExitCode != 137 {
 		t.Fatalf("sleep exit %d, want 137", st.ExitCode)
 	}
 }

@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"crypto/sha256"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/podtrace/podtrace/engine/kubelet/images"
 )
 
 // KnownRegistries are the registry hosts a simulated pull can reach. Any other
@@ -53,7 +51,7 @@ var catalogue = map[string]int64{
 // "latest", "stable", "alpine", or a version such as 1.27, 1.27.3-alpine, v2.
 var versionTag = regexp.MustCompile(`^(latest|stable|mainline|alpine|slim|bookworm|jammy|noble|v?[0-9]+(\.[0-9]+)*([-_.][a-z0-9.]+)*)$`)
 
-// resolution is the outcome of looking a reference up in the simulated registries.
+// resolution is the outcome of looking an image up in the simulated registries.
 type resolution struct {
 	size        int64
 	private     bool // needs credentials
@@ -70,7 +68,7 @@ type resolution struct {
 //   - any other well-formed repository on a known registry exists, with a size
 //     derived from a hash of its name;
 //   - a repository whose path contains "private" needs pull credentials.
-func resolve(ref images.Reference) resolution {
+func resolve(ref imageRef) resolution {
 	if !KnownRegistries[ref.Domain] {
 		return resolution{unreachable: true}
 	}
@@ -81,7 +79,7 @@ func resolve(ref images.Reference) resolution {
 		}
 		return resolution{size: size}
 	}
-	if ref.Domain == images.DefaultDomain && strings.HasPrefix(ref.Path, "library/") {
+	if ref.Domain == defaultDomain && strings.HasPrefix(ref.Path, "library/") {
 		return resolution{noRepo: true}
 	}
 	return resolution{size: hashSize(name), private: strings.Contains(ref.Path, "private")}
@@ -101,7 +99,7 @@ func digestOf(s string) string {
 }
 
 // pullError renders a failed resolution as containerd reports it.
-func pullError(ref images.Reference, r resolution) error {
+func pullError(ref imageRef, r resolution) error {
 	full := ref.String()
 	prefix := fmt.Sprintf("failed to pull and unpack image %q: failed to resolve reference %q", full, full)
 	switch {
@@ -119,13 +117,13 @@ func pullError(ref images.Reference, r resolution) error {
 	return nil
 }
 
-func manifestURL(ref images.Reference) string {
+func manifestURL(ref imageRef) string {
 	ver := ref.Tag
 	if ref.Digest != "" {
 		ver = ref.Digest
 	}
 	host := ref.Domain
-	if host == images.DefaultDomain {
+	if host == defaultDomain {
 		host = "registry-1.docker.io"
 	}
 	return fmt.Sprintf("https://%s/v2/%s/manifests/%s", host, ref.Path, ver)

@@ -14,33 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
 )
 
-func TestUpstreamKubeletDeploymentReachesReadyThroughEveryStage(t *testing.T) {
-	e, rec := startWith(t, 3, engine.UpstreamKubelet)
-	var want []stages.ID
-	for _, s := range stages.Lifecycle {
-		if s != stages.Hooks { // the pods have no postStart hook
-			want = append(want, s)
-		}
-	}
-	deploymentThroughEveryStage(t, e, rec, want)
-}
-
-func TestUpstreamKubeletDeletingDeploymentTearsDownEveryPod(t *testing.T) {
-	e, rec := startWith(t, 3, engine.UpstreamKubelet)
-	deletingDeploymentTearsDownEveryPod(t, e, rec)
-}
-
 // TestNodesRunTheRealKubelet checks what a user sees of the nodes: the
 // real kubelet's version, and its API open to kube-apiserver only.
 func TestNodesRunTheRealKubelet(t *testing.T) {
-	e, _ := startWith(t, 1, engine.UpstreamKubelet)
+	e, _ := start(t, 1)
 	var n *corev1.Node
 	enginetest.WaitFor(t, 30*time.Second, "node-1 registered", func() bool {
 		var err error
@@ -67,11 +50,11 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 	}
 }
 
-// TestUpstreamKubeletFaults injects each node-stage fault at the CRI seam
+// TestKubeletFaults injects each node-stage fault at the CRI seam
 // and checks the real kubelet's reaction: its Event (reason and words),
 // and the stage's failure in the pod's lane.
-func TestUpstreamKubeletFaults(t *testing.T) {
-	e, rec := startWith(t, 1, engine.UpstreamKubelet)
+func TestKubeletFaults(t *testing.T) {
+	e, rec := start(t, 1)
 	ctx := context.Background()
 	exec := func(cmd ...string) *corev1.LifecycleHandler {
 		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: cmd}}
@@ -140,10 +123,10 @@ func TestUpstreamKubeletFaults(t *testing.T) {
 	}
 }
 
-// TestUpstreamKubeletPods runs pods that exercise the real kubelet on the
+// TestKubeletPods runs pods that exercise the real kubelet on the
 // simulated runtime, one node for all of them.
-func TestUpstreamKubeletPods(t *testing.T) {
-	e, rec := startWith(t, 1, engine.UpstreamKubelet)
+func TestKubeletPods(t *testing.T) {
+	e, rec := start(t, 1)
 	ctx := context.Background()
 	pods := e.AdminClient().CoreV1().Pods("default")
 	create := func(t *testing.T, p *corev1.Pod) {

@@ -1,10 +1,10 @@
-// Package sim is a simulated container runtime: it keeps sandboxes,
+// Package model is the simulated container runtime's model: it keeps sandboxes,
 // images and containers in memory, makes every operation take a time from a
 // seeded latency model on the engine clock, and runs each container as a
 // small program derived from its command (see parseProgram), so containers
 // can run, exit with a code, write logs and answer exec probes. It needs no
 // root and runs on any OS.
-package sim
+package model
 
 import (
 	"context"
@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-
-	"github.com/podtrace/podtrace/engine/kubelet/images"
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 )
 
 // Config configures a simulated runtime for one node.
@@ -30,7 +27,7 @@ type Config struct {
 	Node string
 	// OnLog, when set, is told each line a container writes, as it writes
 	// it (a CRI runtime writes them to the container's log file).
-	OnLog func(containerID string, line runtime.LogLine)
+	OnLog func(containerID string, line LogLine)
 }
 
 // Runtime is the simulated runtime. It is safe for concurrent use.
@@ -38,28 +35,28 @@ type Runtime struct {
 	clock clock.WithTicker
 	model model
 	node  string
-	onLog func(string, runtime.LogLine)
+	onLog func(string, LogLine)
 
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
-	images     map[string]runtime.Image // normalized ref → image
+	images     map[string]Image // normalized ref → image
 	subs       []*subscriber
 }
 
 type sandbox struct {
 	id    string
-	cfg   runtime.SandboxConfig
+	cfg   SandboxConfig
 	ready bool
 }
 
 type container struct {
-	status  runtime.ContainerStatus
+	status  ContainerStatus
 	sandbox string
 	key     string
 	prog    program
 	files   map[string]bool
-	logs    []runtime.LogLine
+	logs    []LogLine
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
 }
@@ -71,7 +68,7 @@ func New(cfg Config) *Runtime {
 		lat = *cfg.Latency
 	}
 	return &Runtime{clock: cfg.Clock, model: model{Latency: lat, seed: cfg.Seed}, node: cfg.Node, onLog: cfg.OnLog,
-		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]runtime.Image{}}
+		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]Image{}}
 }
 
 // wait sleeps d on the clock, or returns ctx's error.
@@ -94,7 +91,7 @@ func (r *Runtime) id(kind, key string) string {
 }
 
 // RunPodSandbox starts a pause container after the sandbox latency.
-func (r *Runtime) RunPodSandbox(ctx context.Context, cfg runtime.SandboxConfig) (string, error) {
+func (r *Runtime) RunPodSandbox(ctx context.Context, cfg SandboxConfig) (string, error) {
 	key := fmt.Sprintf("%s/%s/%d", cfg.Namespace, cfg.Name, cfg.Attempt)
 	if err := r.wait(ctx, r.model.scale(r.model.Sandbox, "sandbox/"+key)); err != nil {
 		return "", err
@@ -149,10 +146,10 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 
 // PullImage resolves image against the simulated registries (see resolve)
 // and, after the pull time for its size, stores it in the node's cache.
-func (r *Runtime) PullImage(ctx context.Context, image string, auth *runtime.AuthConfig) (runtime.Image, error) {
-	ref, err := images.Parse(image)
+func (r *Runtime) PullImage(ctx context.Context, image string, auth *AuthConfig) (Image, error) {
+	ref, err := parseReference(image)
 	if err != nil {
-		return runtime.Image{}, fmt.Errorf("rpc error: code = Unknown desc = failed to pull and unpack image %q: %w", image, err)
+		return Image{}, fmt.Errorf("rpc error: code = Unknown desc = failed to pull and unpack image %q: %w", image, err)
 	}
 	res := resolve(ref)
 	if res.private && auth != nil && (auth.Username != "" || auth.Auth != "") {
@@ -160,18 +157,18 @@ func (r *Runtime) PullImage(ctx context.Context, image string, auth *runtime.Aut
 	}
 	if perr := pullError(ref, res); perr != nil {
 		if err := r.wait(ctx, r.model.scale(r.model.PullBase, "pullfail/"+ref.String())); err != nil {
-			return runtime.Image{}, err
+			return Image{}, err
 		}
-		return runtime.Image{}, perr
+		return Image{}, perr
 	}
 	if err := r.wait(ctx, r.model.pull(res.size, "pull/"+r.node+"/"+ref.String())); err != nil {
-		return runtime.Image{}, err
+		return Image{}, err
 	}
 	digest := digestOf("manifest:" + ref.String())
 	if ref.Digest != "" {
 		digest = ref.Digest
 	}
-	img := runtime.Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()), RepoDigest: ref.Name() + "@" + digest, Size: res.size}
+	img := Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()), RepoDigest: ref.Name() + "@" + digest, Size: res.size}
 	r.mu.Lock()
 	r.images[ref.String()] = img
 	r.mu.Unlock()
@@ -179,8 +176,8 @@ func (r *Runtime) PullImage(ctx context.Context, image string, auth *runtime.Aut
 }
 
 // ImageStatus returns the cached image, or nil when it is not on the node.
-func (r *Runtime) ImageStatus(_ context.Context, image string) (*runtime.Image, error) {
-	ref, err := images.Parse(image)
+func (r *Runtime) ImageStatus(_ context.Context, image string) (*Image, error) {
+	ref, err := parseReference(image)
 	if err != nil {
 		return nil, err
 	}
@@ -193,12 +190,12 @@ func (r *Runtime) ImageStatus(_ context.Context, image string) (*runtime.Image, 
 }
 
 // CreateContainer prepares a container from cfg after the create latency.
-func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
+func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg ContainerConfig) (string, error) {
 	r.mu.Lock()
 	sb, ok := r.sandboxes[sandboxID]
 	r.mu.Unlock()
 	if !ok || !sb.ready {
-		return "", fmt.Errorf("rpc error: code = NotFound desc = failed to get sandbox %q: %w", sandboxID, runtime.ErrNotFound)
+		return "", fmt.Errorf("rpc error: code = NotFound desc = failed to get sandbox %q: %w", sandboxID, ErrNotFound)
 	}
 	prog, err := parseProgram(cfg.Image, cfg.Command, cfg.Args, cfg.Annotations)
 	if err != nil {
@@ -212,13 +209,13 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	r.mu.Lock()
 	img := r.images[cfg.Image]
 	r.containers[id] = &container{
-		status: runtime.ContainerStatus{ID: id, Name: cfg.Name, State: runtime.StateCreated, CreatedAt: r.clock.Now(),
+		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
 		sandbox: sandboxID, key: key, prog: prog, files: map[string]bool{},
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.mu.Unlock()
-	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sandboxID, State: runtime.StateCreated, Time: r.clock.Now()})
+	r.publish(ContainerEvent{ContainerID: id, SandboxID: sandboxID, State: StateCreated, Time: r.clock.Now()})
 	return id, nil
 }
 
@@ -228,24 +225,24 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	c, ok := r.containers[id]
 	r.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("rpc error: code = NotFound desc = container %q: %w", id, runtime.ErrNotFound)
+		return fmt.Errorf("rpc error: code = NotFound desc = container %q: %w", id, ErrNotFound)
 	}
 	if err := r.wait(ctx, r.model.scale(r.model.Start, "start/"+c.key)); err != nil {
 		return err
 	}
 	now := r.clock.Now()
 	r.mu.Lock()
-	if c.status.State != runtime.StateCreated {
+	if c.status.State != StateCreated {
 		r.mu.Unlock()
-		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, runtime.StateCreated)
+		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, StateCreated)
 	}
-	c.status.State, c.status.StartedAt = runtime.StateRunning, now
-	first := runtime.LogLine{Time: now, Stream: "stdout", Text: fmt.Sprintf("podtrace-sim: %s started", c.status.Image)}
+	c.status.State, c.status.StartedAt = StateRunning, now
+	first := LogLine{Time: now, Stream: "stdout", Text: fmt.Sprintf("podtrace-sim: %s started", c.status.Image)}
 	c.logs = append(c.logs, first)
 	sb := c.sandbox
 	r.mu.Unlock()
 	r.logged(id, first)
-	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sb, State: runtime.StateRunning, Time: now})
+	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateRunning, Time: now})
 	go r.run(c)
 	return nil
 }
@@ -264,7 +261,7 @@ func (r *Runtime) run(c *container) {
 				return
 			}
 		case "log":
-			line := runtime.LogLine{Time: r.clock.Now(), Stream: "stdout", Text: st.arg}
+			line := LogLine{Time: r.clock.Now(), Stream: "stdout", Text: st.arg}
 			r.mu.Lock()
 			c.logs = append(c.logs, line)
 			r.mu.Unlock()
@@ -289,7 +286,7 @@ func (r *Runtime) run(c *container) {
 	r.exit(c, status)
 }
 
-func (r *Runtime) logged(id string, line runtime.LogLine) {
+func (r *Runtime) logged(id string, line LogLine) {
 	if r.onLog != nil {
 		r.onLog(id, line)
 	}
@@ -299,11 +296,11 @@ func (r *Runtime) logged(id string, line runtime.LogLine) {
 func (r *Runtime) exit(c *container, code int) {
 	now := r.clock.Now()
 	r.mu.Lock()
-	if c.status.State != runtime.StateRunning {
+	if c.status.State != StateRunning {
 		r.mu.Unlock()
 		return
 	}
-	c.status.State, c.status.FinishedAt, c.status.ExitCode = runtime.StateExited, now, code
+	c.status.State, c.status.FinishedAt, c.status.ExitCode = StateExited, now, code
 	c.status.Reason = "Completed"
 	if code != 0 {
 		c.status.Reason = "Error"
@@ -311,7 +308,7 @@ func (r *Runtime) exit(c *container, code int) {
 	close(c.exited)
 	id, sb := c.status.ID, c.sandbox
 	r.mu.Unlock()
-	r.publish(runtime.ContainerEvent{ContainerID: id, SandboxID: sb, State: runtime.StateExited, Time: now})
+	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateExited, Time: now})
 }
 
 // StopContainer sends SIGTERM: most programs exit 0 after the stop latency;
@@ -324,7 +321,7 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout time.Dur
 		r.mu.Unlock()
 		return nil
 	}
-	running := c.status.State == runtime.StateRunning
+	running := c.status.State == StateRunning
 	select {
 	case <-c.stop:
 	default:
@@ -333,8 +330,8 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout time.Dur
 	r.mu.Unlock()
 	if !running {
 		r.mu.Lock()
-		if c.status.State == runtime.StateCreated {
-			c.status.State, c.status.FinishedAt = runtime.StateExited, r.clock.Now()
+		if c.status.State == StateCreated {
+			c.status.State, c.status.FinishedAt = StateExited, r.clock.Now()
 		}
 		r.mu.Unlock()
 		return nil
@@ -357,7 +354,7 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout time.Dur
 func (r *Runtime) RemoveContainer(_ context.Context, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.containers[id]; ok && c.status.State == runtime.StateRunning {
+	if c, ok := r.containers[id]; ok && c.status.State == StateRunning {
 		return fmt.Errorf("rpc error: code = Unknown desc = container %s is running", id)
 	}
 	delete(r.containers, id)
@@ -365,60 +362,60 @@ func (r *Runtime) RemoveContainer(_ context.Context, id string) error {
 }
 
 // ContainerStatus returns the container's state.
-func (r *Runtime) ContainerStatus(_ context.Context, id string) (runtime.ContainerStatus, error) {
+func (r *Runtime) ContainerStatus(_ context.Context, id string) (ContainerStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.containers[id]
 	if !ok {
-		return runtime.ContainerStatus{}, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+		return ContainerStatus{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
 	}
 	return c.status, nil
 }
 
 // ExecSync runs cmd as described in execute, against the container's files.
-func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error) {
+func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (ExecResult, error) {
 	r.mu.Lock()
 	c, ok := r.containers[id]
 	if !ok {
 		r.mu.Unlock()
-		return runtime.ExecResult{}, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+		return ExecResult{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
 	}
-	if c.status.State != runtime.StateRunning {
+	if c.status.State != StateRunning {
 		st := c.status.State
 		r.mu.Unlock()
-		return runtime.ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", st)
+		return ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", st)
 	}
 	res := execute(cmd, c.files)
 	r.mu.Unlock()
 	if res.d > 0 {
 		if timeout > 0 && res.d > timeout {
 			if err := r.wait(ctx, timeout); err != nil {
-				return runtime.ExecResult{}, err
+				return ExecResult{}, err
 			}
-			return runtime.ExecResult{}, fmt.Errorf("command %q timed out", cmd)
+			return ExecResult{}, fmt.Errorf("command %q timed out", cmd)
 		}
 		if err := r.wait(ctx, res.d); err != nil {
-			return runtime.ExecResult{}, err
+			return ExecResult{}, err
 		}
 	}
-	return runtime.ExecResult{Stdout: res.stdout, Stderr: res.stderr, ExitCode: res.code}, nil
+	return ExecResult{Stdout: res.stdout, Stderr: res.stderr, ExitCode: res.code}, nil
 }
 
 // ContainerLogs returns the container's log lines.
-func (r *Runtime) ContainerLogs(_ context.Context, id string) ([]runtime.LogLine, error) {
+func (r *Runtime) ContainerLogs(_ context.Context, id string) ([]LogLine, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.containers[id]
 	if !ok {
-		return nil, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+		return nil, fmt.Errorf("container %q: %w", id, ErrNotFound)
 	}
-	return append([]runtime.LogLine(nil), c.logs...), nil
+	return append([]LogLine(nil), c.logs...), nil
 }
 
 // Preload puts images on the node without pulling, as if pulled before.
 func (r *Runtime) Preload(refs ...string) error {
 	for _, s := range refs {
-		ref, err := images.Parse(s)
+		ref, err := parseReference(s)
 		if err != nil {
 			return fmt.Errorf("preload %q: %w", s, err)
 		}
@@ -427,7 +424,7 @@ func (r *Runtime) Preload(refs ...string) error {
 			size = hashSize(ref.Name())
 		}
 		r.mu.Lock()
-		r.images[ref.String()] = runtime.Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()),
+		r.images[ref.String()] = Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()),
 			RepoDigest: ref.Name() + "@" + digestOf("manifest:"+ref.String()), Size: size}
 		r.mu.Unlock()
 	}
@@ -435,10 +432,10 @@ func (r *Runtime) Preload(refs ...string) error {
 }
 
 // Images returns the images on the node.
-func (r *Runtime) Images() []runtime.Image {
+func (r *Runtime) Images() []Image {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]runtime.Image, 0, len(r.images))
+	out := make([]Image, 0, len(r.images))
 	for _, img := range r.images {
 		out = append(out, img)
 	}
@@ -451,5 +448,3 @@ func (r *Runtime) RemoveImage(ref string) {
 	delete(r.images, ref)
 	r.mu.Unlock()
 }
-
-var _ runtime.Runtime = (*Runtime)(nil)

@@ -1,7 +1,7 @@
-// Package sim is a simulated CNI plugin: a host-local style IPAM that hands
-// out addresses from one node's pod CIDR, and a latency for ADD and DEL. It
-// touches no real interface.
-package sim
+// Package ipam is the simulated runtime's pod network: a host-local style
+// IPAM that hands out addresses from one node's pod CIDR, with a latency for
+// CNI's ADD and DEL. It touches no real interface.
+package ipam
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-
-	"github.com/podtrace/podtrace/engine/kubelet/network"
 )
 
 // Plugin is a simulated bridge + host-local CNI plugin for one node.
@@ -81,9 +79,9 @@ func (pl *Plugin) wait(ctx context.Context) error {
 
 // SetUp allocates the next free address after the last one handed out (as
 // host-local does). When the range is full it fails with host-local's error.
-func (pl *Plugin) SetUp(ctx context.Context, pod network.Pod) (network.Result, error) {
+func (pl *Plugin) SetUp(ctx context.Context, pod Pod) (Result, error) {
 	if err := pl.wait(ctx); err != nil {
-		return network.Result{}, err
+		return Result{}, err
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -102,7 +100,7 @@ func (pl *Plugin) SetUp(ctx context.Context, pod network.Pod) (network.Result, e
 			}
 		}
 		if ip == pl.lastIP {
-			return network.Result{}, fmt.Errorf("plugin type=%q name=%q failed (add): failed to allocate for range 0: no IP addresses available in range set: %s",
+			return Result{}, fmt.Errorf("plugin type=%q name=%q failed (add): failed to allocate for range 0: no IP addresses available in range set: %s",
 				"bridge", "podtrace", pl.RangeSet())
 		}
 	}
@@ -112,16 +110,16 @@ func (pl *Plugin) SetUp(ctx context.Context, pod network.Pod) (network.Result, e
 	return pl.result(pod, ip), nil
 }
 
-func (pl *Plugin) result(pod network.Pod, ip netip.Addr) network.Result {
+func (pl *Plugin) result(pod Pod, ip netip.Addr) Result {
 	id := pod.SandboxID
 	if len(id) > 8 {
 		id = id[:8]
 	}
-	return network.Result{Interface: "eth0", IP: ip.String(), Gateway: pl.gateway.String(), HostVeth: "veth" + id}
+	return Result{Interface: "eth0", IP: ip.String(), Gateway: pl.gateway.String(), HostVeth: "veth" + id}
 }
 
 // TearDown releases the sandbox's address.
-func (pl *Plugin) TearDown(ctx context.Context, pod network.Pod) error {
+func (pl *Plugin) TearDown(ctx context.Context, pod Pod) error {
 	if err := pl.wait(ctx); err != nil {
 		return err
 	}
@@ -134,4 +132,18 @@ func (pl *Plugin) TearDown(ctx context.Context, pod network.Pod) error {
 	return nil
 }
 
-var _ network.Plugin = (*Plugin)(nil)
+// Pod identifies the pod and sandbox a network operation is for.
+type Pod struct {
+	Namespace, Name, UID string
+	SandboxID            string
+}
+
+// Result is what CNI ADD reports.
+type Result struct {
+	// Interface is the pod-side interface name, "eth0".
+	Interface string
+	// IP is the pod's address; Gateway its route.
+	IP, Gateway string
+	// HostVeth is the host side of the veth pair.
+	HostVeth string
+}

@@ -1,27 +1,25 @@
-package sim
+package model
 
 import (
 	"context"
 	"sync"
-
-	"github.com/podtrace/podtrace/engine/kubelet/runtime"
 )
 
 // subscriber is one reader of container events, with an unbounded queue
 // so that the runtime never blocks or drops an exit.
 type subscriber struct {
 	mu    sync.Mutex
-	queue []runtime.ContainerEvent
+	queue []ContainerEvent
 	wake  chan struct{}
 }
 
 // Events streams container state changes until ctx is done.
-func (r *Runtime) Events(ctx context.Context) <-chan runtime.ContainerEvent {
+func (r *Runtime) Events(ctx context.Context) <-chan ContainerEvent {
 	s := &subscriber{wake: make(chan struct{}, 1)}
 	r.mu.Lock()
 	r.subs = append(r.subs, s)
 	r.mu.Unlock()
-	out := make(chan runtime.ContainerEvent, 64)
+	out := make(chan ContainerEvent, 64)
 	go func() {
 		defer close(out)
 		defer r.unsubscribe(s)
@@ -58,7 +56,7 @@ func (r *Runtime) unsubscribe(s *subscriber) {
 	}
 }
 
-func (r *Runtime) publish(e runtime.ContainerEvent) {
+func (r *Runtime) publish(e ContainerEvent) {
 	r.mu.Lock()
 	subs := append([]*subscriber(nil), r.subs...)
 	r.mu.Unlock()

@@ -1,0 +1,98 @@
+package model
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned for unknown sandbox or container IDs.
+var ErrNotFound = errors.New("not found")
+
+// SandboxConfig describes the pod a sandbox is for.
+type SandboxConfig struct {
+	Name, Namespace, UID string
+	Attempt              int
+	Hostname             string
+	CgroupParent         string
+	Annotations          map[string]string
+}
+
+// AuthConfig carries registry credentials from an imagePullSecret.
+type AuthConfig struct {
+	Username, Password, Auth string
+}
+
+// Image is an image present on the node.
+type Image struct {
+	// Ref is the normalized reference pulled, e.g. docker.io/library/nginx:1.27.
+	Ref string
+	// ID is the image's content digest, "sha256:...".
+	ID string
+	// RepoDigest is name@digest, what a pod status reports as imageID.
+	RepoDigest string
+	Size       int64
+}
+
+// ContainerConfig describes a container to create.
+type ContainerConfig struct {
+	Name    string
+	Attempt int
+	Image   string // normalized image reference
+	Command []string
+	Args    []string
+	Env     map[string]string
+	// Annotations carry the simulated runtime's hints, e.g. podtrace.dev/exit-after.
+	Annotations map[string]string
+	// Stdin, StdinOnce and TTY are the container spec's, as CRI's
+	// ContainerConfig carries them for attach: the process gets a stdin
+	// (closed when an attach's input ends, with StdinOnce and no TTY) and a
+	// terminal.
+	Stdin, StdinOnce, TTY bool
+}
+
+// State is a container's lifecycle state.
+type State string
+
+// Container states, as CRI names them.
+const (
+	StateCreated State = "CONTAINER_CREATED"
+	StateRunning State = "CONTAINER_RUNNING"
+	StateExited  State = "CONTAINER_EXITED"
+)
+
+// ContainerStatus is a container's state as the runtime sees it.
+type ContainerStatus struct {
+	ID         string
+	Name       string
+	State      State
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	ExitCode   int
+	// Reason is why it exited: Completed, Error, OOMKilled.
+	Reason  string
+	Message string
+	Image   string
+	ImageID string
+}
+
+// ExecResult is the outcome of ExecSync.
+type ExecResult struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// LogLine is one line a container wrote.
+type LogLine struct {
+	Time   time.Time
+	Stream string // stdout or stderr
+	Text   string
+}
+
+// ContainerEvent reports a container state change.
+type ContainerEvent struct {
+	ContainerID string
+	SandboxID   string
+	State       State
+	Time        time.Time
+}
