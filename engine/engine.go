@@ -8,6 +8,8 @@ package engine
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -40,7 +42,9 @@ type Config struct {
 	APIAddress string
 	// Nodes to run a kubelet for.
 	Nodes []nodes.Spec
-	// Speed of the engine clock (1 = real time).
+	// Speed divides the simulated runtime's latencies (2 = twice as fast;
+	// 0 means 1); SetSpeed changes it while the engine runs. The
+	// components and the engine clock run on real time.
 	Speed float64
 	// Seed makes the simulated runtime and the scheduler's tie-breaks repeatable.
 	Seed int64
@@ -76,6 +80,7 @@ type Engine struct {
 	Nodes    []*node.Node
 	CRIHooks []*crihooks.Hooks
 
+	speed           atomic.Uint64 // math.Float64bits of the runtime speed
 	cancel          context.CancelFunc
 	restoreMemLimit func()
 	sims            []*crisim.Runtime // the nodes' simulated runtimes, saved on Close
@@ -89,7 +94,8 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := clock.ValidateSpeed(cfg.Speed); err != nil {
 		return nil, err
 	}
-	e := &Engine{Clock: clock.New(time.Now(), cfg.Speed), Hub: trace.NewHub(), restoreMemLimit: applyMemoryLimit(cfg.MemoryLimit)}
+	e := &Engine{Clock: clock.New(time.Now(), 1), Hub: trace.NewHub(), restoreMemLimit: applyMemoryLimit(cfg.MemoryLimit)}
+	e.speed.Store(math.Float64bits(cfg.Speed))
 	e.Tracer = trace.New(e.Clock, e.Hub)
 	ctx, e.cancel = context.WithCancel(ctx)
 	names := make([]string, len(cfg.Nodes))
@@ -153,5 +159,18 @@ func (e *Engine) Close() error {
 	if e.ControlPlane != nil {
 		return e.ControlPlane.Close()
 	}
+	return nil
+}
+
+// Speed is the simulated runtime's speed: its latencies are divided by it.
+func (e *Engine) Speed() float64 { return math.Float64frombits(e.speed.Load()) }
+
+// SetSpeed changes the simulated runtime's speed from the next wait on;
+// the limits are the engine clock's (clock.ValidateSpeed).
+func (e *Engine) SetSpeed(speed float64) error {
+	if err := clock.ValidateSpeed(speed); err != nil {
+		return err
+	}
+	e.speed.Store(math.Float64bits(speed))
 	return nil
 }

@@ -70,7 +70,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
 		default:
 			h, sim, err := crihooks.NewSim(e.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
-				Speed: cfg.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json")})
+				Speed: e.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json")})
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/podtrace/podtrace/engine"
@@ -87,49 +86,41 @@ func release(pod string, do func(string) bool, t *trace.Tracer) error {
 	return nil
 }
 
-// clockControl lets the UI pause, speed up and fast-forward the engine clock.
+// clockControl gives the UI's pause, speed and fast-forward keys their
+// meaning on a live cluster.
 type clockControl struct{ e *engine.Engine }
 
-// Paused reports whether the clock is paused. The UI asks from its first
-// frame on, which is when the retry tracker starts listening.
-func (c clockControl) Paused() bool {
-	retriesOf(c.e)
-	return c.e.Clock.Paused()
-}
+// Paused reports whether the gates are paused.
+func (c clockControl) Paused() bool { return c.e.Tracer.Paused() }
 
-func (c clockControl) Speed() float64 { return c.e.Clock.Speed() }
+// Speed is the simulated runtime's speed.
+func (c clockControl) Speed() float64 { return c.e.Speed() }
 
+// SetPaused pauses every gate (admission, scheduling, the CRI calls):
+// each pod stops before its next stage, shown waiting as Paused, while
+// the components run on.
 func (c clockControl) SetPaused(paused bool) error {
 	if paused {
-		c.e.Clock.Pause()
+		c.e.Tracer.Pause()
 	} else {
-		c.e.Clock.Resume()
+		c.e.Tracer.Resume()
 	}
 	return nil
 }
 
-func (c clockControl) SetSpeed(speed float64) error { return c.e.Clock.SetSpeed(speed) }
+// SetSpeed scales the simulated runtime's latency model from its next wait
+// on (2 = twice as fast); the components run on real time.
+func (c clockControl) SetSpeed(speed float64) error { return c.e.SetSpeed(speed) }
 
 // FastForward runs the pending retries now: kube-scheduler's (every pod
 // waiting in its unschedulable or back-off queue is activated, as a
-// cluster event would), and on the engine clock the next one: the earliest
-// labelled wait, else the earliest NextTry a retrying stage event announced
-// (an image pull or crash back-off), else the next timer. It returns how far
-// the engine clock jumped (0 when only the scheduler retried).
+// cluster event would), and on the engine clock the next timer (a fault's
+// delay). It returns how far the engine clock jumped (0 when only the
+// scheduler retried).
 func (c clockControl) FastForward() (time.Duration, error) {
 	activated := 0
 	if c.e.Scheduler != nil {
 		activated = c.e.Scheduler.ActivatePending(context.Background())
-	}
-	if _, d, ok := c.e.Clock.FastForwardWait(); ok {
-		return d, nil
-	}
-	if next, ok := retriesOf(c.e).earliest(c.e.Clock.Now()); ok {
-		d := next.Sub(c.e.Clock.Now())
-		if err := c.e.Clock.Advance(d); err != nil {
-			return 0, err
-		}
-		return d, nil
 	}
 	if d, ok := c.e.Clock.FastForward(); ok {
 		return d, nil
@@ -137,67 +128,5 @@ func (c clockControl) FastForward() (time.Duration, error) {
 	if activated > 0 {
 		return 0, nil
 	}
-	if len(c.e.Nodes) > 0 {
-		return 0, fmt.Errorf("nothing to fast-forward: the real kubelet's back-offs run on real time")
-	}
-	return 0, fmt.Errorf("nothing is waiting on the clock")
-}
-
-// retryTracker remembers, per object, stage and container, when the last
-// retrying stage event said the stage will be tried again.
-type retryTracker struct {
-	mu   sync.Mutex
-	next map[string]time.Time
-}
-
-var (
-	trackersMu sync.Mutex
-	trackers   = map[*engine.Engine]*retryTracker{}
-)
-
-// retriesOf returns the engine's tracker, subscribing it to the engine's
-// events on first use (it lives as long as the engine's hub).
-func retriesOf(e *engine.Engine) *retryTracker {
-	trackersMu.Lock()
-	defer trackersMu.Unlock()
-	if r, ok := trackers[e]; ok {
-		return r
-	}
-	r := &retryTracker{next: map[string]time.Time{}}
-	trackers[e] = r
-	sub := e.Hub.Subscribe()
-	go func() {
-		for ev := range sub.C() {
-			r.observe(ev)
-		}
-	}()
-	return r
-}
-
-func (r *retryTracker) observe(ev stages.Event) {
-	key := ev.Kind + "/" + ev.Key() + "/" + string(ev.Stage) + "/" + ev.Container
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ev.Status == stages.Retrying && ev.NextTry != nil {
-		r.next[key] = *ev.NextTry
-	} else if ev.Status != stages.Started {
-		delete(r.next, key)
-	}
-}
-
-// earliest returns the first announced retry after now.
-func (r *retryTracker) earliest(now time.Time) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var first time.Time
-	for key, t := range r.next {
-		if !t.After(now) {
-			delete(r.next, key) // due: the component is on it
-			continue
-		}
-		if first.IsZero() || t.Before(first) {
-			first = t
-		}
-	}
-	return first, !first.IsZero()
+	return 0, fmt.Errorf("nothing to fast-forward: the real kubelet's back-offs run on real time")
 }

@@ -50,6 +50,58 @@ func TestFastForwardKeyRetriesScheduling(t *testing.T) {
 	}
 }
 
+// TestPauseKeyHoldsEveryGate presses space while a pod is created: the
+// create waits at its first gate, shown as Paused, and neither it nor the
+// pod goes on until space is pressed again; then the pod is scheduled.
+func TestPauseKeyHoldsEveryGate(t *testing.T) {
+	ctx := context.Background()
+	e := startOneNode(t)
+	cc := clockControl{e}
+	sub := e.Hub.Subscribe()
+	defer sub.Close()
+	if err := cc.SetPaused(true); err != nil || !cc.Paused() {
+		t.Fatalf("SetPaused(true) = %v, Paused() = %v", err, cc.Paused())
+	}
+	created := make(chan error, 1)
+	go func() {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "default"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+		_, err := e.AdminClient().CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		created <- err
+	}()
+	deadline := time.After(30 * time.Second)
+	for paused := false; !paused; {
+		select {
+		case ev := <-sub.C():
+			paused = ev.Pod == "held" && ev.Status == stages.Waiting && ev.Reason == "Paused"
+		case <-deadline:
+			t.Fatal("no Paused stage event for the pod within 30s")
+		}
+	}
+	select {
+	case err := <-created:
+		t.Fatalf("the create returned (%v) while paused", err)
+	case <-time.After(time.Second):
+	}
+	if err := cc.SetPaused(false); err != nil || cc.Paused() {
+		t.Fatalf("SetPaused(false) = %v, Paused() = %v", err, cc.Paused())
+	}
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, err := e.AdminClient().CoreV1().Pods("default").Get(ctx, "held", metav1.GetOptions{})
+		if err == nil && p.Spec.NodeName != "" {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("pod not scheduled within 30s of resuming (%v)", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // startOneNode starts a one-node engine on real time until the test ends.
 func startOneNode(t *testing.T) *engine.Engine {
 	t.Helper()

@@ -68,7 +68,7 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.StringVar(&c.etcdTLS.CertFile, "etcd-certfile", "", "client certificate `FILE` for the external etcd")
 	fs.StringVar(&c.etcdTLS.KeyFile, "etcd-keyfile", "", "client key `FILE` for the external etcd")
 	fs.StringVar(&c.nodes, "nodes", strconv.Itoa(defaultNodes), "number of nodes `N`, or a nodes YAML file")
-	fs.Float64Var(&c.speed, "speed", 1, "engine clock speed (2 = twice real time)")
+	fs.Float64Var(&c.speed, "speed", 1, "the simulated runtime's speed: its latencies divided by it (2 = twice as fast)")
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers through containerd's CRI plugin; root, Linux)")

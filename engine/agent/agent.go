@@ -139,7 +139,7 @@ func (a *Agent) startNodes(ctx context.Context) error {
 		} else {
 			var sim *crisim.Runtime
 			var err error
-			if h, sim, err = crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i), Speed: 1}); err != nil {
+			if h, sim, err = crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i)}); err != nil {
 				return fmt.Errorf("agent: node %s: %w", n.Name, err)
 			}
 			sims = append(sims, sim)

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestAgentRunsBoundPods(t *testing.T) {
 	env := enginetest.Start(t)
 	hub := trace.NewHub()
 	rec := hub.Record()
-	a, err := agent.New(agent.Config{RestConfig: env.AdminConfig(), Nodes: nodes.Defaults(2), Hub: hub, Seed: 1})
+	a, err := agent.New(agent.Config{RestConfig: env.AdminConfig(), Nodes: nodes.Defaults(2), Hub: hub, Seed: 1, DataDir: kubeletDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestAgentRunsBoundPods(t *testing.T) {
 
 func TestAgentFailsInOneLine(t *testing.T) {
 	a, err := agent.New(agent.Config{RestConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second},
-		Nodes: nodes.Defaults(1)})
+		Nodes: nodes.Defaults(1), DataDir: kubeletDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +123,24 @@ func TestAgentFailsInOneLine(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "cannot reach the API server: ") {
 		t.Fatalf("error %q, want one line starting 'cannot reach the API server: '", err)
 	}
-	if _, err := agent.New(agent.Config{RestConfig: &rest.Config{Host: "https://127.0.0.1:1"}}); err == nil {
+	if _, err := agent.New(agent.Config{RestConfig: &rest.Config{Host: "https://127.0.0.1:1"}, DataDir: kubeletDir(t)}); err == nil {
 		t.Fatal("New accepted no nodes")
 	}
+	if _, err := agent.New(agent.Config{RestConfig: &rest.Config{Host: "https://127.0.0.1:1"}, Nodes: nodes.Defaults(1)}); err == nil {
+		t.Fatal("New accepted no DataDir")
+	}
+}
+
+// kubeletDir is a data dir for the test's kubelets. Not t.TempDir: a real
+// kubelet may still write under its root directory for a moment after it
+// stops, and the test's removal would fail.
+func kubeletDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "podtrace-agent-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 func ids(s []stages.ID) []string {

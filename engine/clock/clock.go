@@ -1,7 +1,7 @@
-// Package clock is the engine's controllable clock. Every engine component
-// takes its timestamps, waits, timers, tickers and back-offs from one *Clock,
-// so that a workshop can slow the whole cluster down, pause it, speed it up,
-// or fast-forward it to the next pending retry.
+// Package clock is the engine's controllable clock: podtrace's tracer stamps
+// stage events with it and waits out delay faults on it, so a workshop can
+// fast-forward through a delay. The upstream components (kube-apiserver,
+// the controllers, kube-scheduler, the kubelets) run on real time.
 //
 // Virtual time runs at speed × real time from a start instant. A *Clock
 // implements k8s.io/utils/clock's WithTicker and WithDelayedExecution, so it

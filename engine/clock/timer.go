@@ -7,7 +7,7 @@ import (
 )
 
 // timer is one pending wait: a one-shot channel timer, an AfterFunc, or a
-// ticker (period > 0). Its fields other than c, ch, fn and label are
+// ticker (period > 0). Its fields other than c, ch and fn are
 // guarded by c.mu.
 type timer struct {
 	c      *Clock
@@ -17,7 +17,6 @@ type timer struct {
 	period time.Duration
 	ch     chan time.Time // nil for AfterFunc
 	fn     func()         // nil for channel timers
-	label  string         // non-empty for a wait worth showing (see Waits)
 }
 
 // After waits for d of virtual time and then sends the virtual time on the
@@ -28,13 +27,23 @@ func (c *Clock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C
 // d of virtual time has passed. Stop and Reset behave like the standard
 // library's (Go 1.23 and later): after either returns, no stale value is
 // received.
-func (c *Clock) NewTimer(d time.Duration) kclock.Timer { return c.NewTimerLabeled(d, "") }
+func (c *Clock) NewTimer(d time.Duration) kclock.Timer {
+	t := &timer{c: c, idx: -1, ch: make(chan time.Time, 1)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addLocked(t, d)
+	return t
+}
 
 // AfterFunc waits for d of virtual time and then calls f in its own
 // goroutine. The returned timer's C is nil; Stop prevents the call if f has
 // not started.
 func (c *Clock) AfterFunc(d time.Duration, f func()) kclock.Timer {
-	return c.AfterFuncLabeled(d, "", f)
+	t := &timer{c: c, idx: -1, fn: f}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addLocked(t, d)
+	return t
 }
 
 // Sleep blocks for d of virtual time. While the clock is paused it blocks
@@ -176,14 +185,6 @@ type entry struct {
 
 func (a entry) less(b entry) bool {
 	return a.key < b.key || a.key == b.key && a.seq < b.seq
-}
-
-// earlier reports whether a fires before b.
-func earlier(a, b *timer) bool {
-	if !a.when.Equal(b.when) {
-		return a.when.Before(b.when)
-	}
-	return a.seq < b.seq
 }
 
 func (h timerHeap) set(i int, e entry) {

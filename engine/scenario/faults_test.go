@@ -57,23 +57,17 @@ spec:
 `, name, replicas)
 }
 
-// eventually polls cond until it holds, fast-forwarding the engine clock to
-// the next pending retry every half second.
-func eventually(t *testing.T, e *engine.Engine, what string, timeout time.Duration, cond func() (bool, string)) {
+// eventually polls cond until it holds.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for i := 1; ; i++ {
+	for {
 		ok, detail := cond()
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s: %s", what, timeout, detail)
-		}
-		if i%10 == 0 {
-			if _, _, ok := e.Clock.FastForwardWait(); !ok {
-				e.Clock.FastForward()
-			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -160,17 +154,17 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 				t.Fatalf("apply: %v", err)
 			}
 			if tt.see.Stage != "" {
-				eventually(t, e, "stage event "+tt.see.String(), 20*time.Second, func() (bool, string) {
+				eventually(t, "stage event "+tt.see.String(), 20*time.Second, func() (bool, string) {
 					return observeName(rec, name, tt.see), lastProblem(rec.all())
 				})
 			}
 			if tt.waiting != "" || tt.cond != "" {
-				eventually(t, e, "pod status "+tt.waiting+tt.cond, 20*time.Second, func() (bool, string) {
+				eventually(t, "pod status "+tt.waiting+tt.cond, 20*time.Second, func() (bool, string) {
 					return podShows(ctx, e, name, tt.waiting, tt.cond)
 				})
 			}
 			if tt.event != "" {
-				eventually(t, e, "Event "+tt.event, 20*time.Second, func() (bool, string) {
+				eventually(t, "Event "+tt.event, 20*time.Second, func() (bool, string) {
 					return observe(ctx, c, rec, "default", Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
 				})
 			}
@@ -187,7 +181,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 					t.Fatalf("apply after removing the fault: %v", err)
 				}
 			}
-			eventually(t, e, "recovery to Ready", 30*time.Second, func() (bool, string) {
+			eventually(t, "recovery to Ready", 30*time.Second, func() (bool, string) {
 				ok, detail, err := goal.Check(ctx, c)
 				return ok && err == nil, detail
 			})
@@ -276,7 +270,7 @@ func TestNodeNotReadyFault(t *testing.T) {
 		}
 		return ready, tainted
 	}
-	eventually(t, e, "node-2 NotReady and tainted", 30*time.Second, func() (bool, string) {
+	eventually(t, "node-2 NotReady and tainted", 30*time.Second, func() (bool, string) {
 		ready, tainted := state("node-2")
 		return ready == "False/KubeletNotReady" && tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
 	})
@@ -284,7 +278,7 @@ func TestNodeNotReadyFault(t *testing.T) {
 		t.Fatalf("node-1 %s tainted=%v", ready, tainted)
 	}
 	e.Tracer.Faults.Remove(added.ID)
-	eventually(t, e, "node-2 Ready again", 10*time.Second, func() (bool, string) {
+	eventually(t, "node-2 Ready again", 10*time.Second, func() (bool, string) {
 		ready, tainted := state("node-2")
 		return ready == "True/KubeletReady" && !tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
 	})

@@ -33,7 +33,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	if _, err := a.Apply(ctx, []byte(deploymentYAML("web", 3)), "web"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, e, "three pods held before the kubelet stage", 20*time.Second, func() (bool, string) {
+	eventually(t, "three pods held before the kubelet stage", 20*time.Second, func() (bool, string) {
 		return len(e.Tracer.Breaks.Held()) == 3, ""
 	})
 	e.Tracer.Breaks.Remove(bp)
@@ -45,7 +45,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 		}
 	}
 	c := e.AdminClient()
-	eventually(t, e, "the two released pods Ready", 20*time.Second, func() (bool, string) {
+	eventually(t, "the two released pods Ready", 20*time.Second, func() (bool, string) {
 		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err.Error()
@@ -78,7 +78,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	if !e.Tracer.Breaks.Step(kept) {
 		t.Fatal("step")
 	}
-	eventually(t, e, "held again before sandbox", 10*time.Second, func() (bool, string) {
+	eventually(t, "held again before sandbox", 10*time.Second, func() (bool, string) {
 		h := e.Tracer.Breaks.Held()
 		return len(h) == 1 && h[0].Stage == stages.Sandbox, ""
 	})
@@ -87,7 +87,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	}
 	// c: run on to Ready.
 	e.Tracer.Breaks.ContinueAll()
-	eventually(t, e, "all three Ready", 20*time.Second, func() (bool, string) {
+	eventually(t, "all three Ready", 20*time.Second, func() (bool, string) {
 		ok, detail, err := Goal{Namespace: "default", Deployment: "web"}.Check(ctx, c)
 		return ok && err == nil, detail
 	})

@@ -91,7 +91,7 @@ func TestEveryVariantGivesItsMessage(t *testing.T) {
 				})
 				_, _ = a.Apply(ctx, []byte(deploymentYAML(name, 1)), name) // API-stage variants fail the apply itself
 				want.Stage = id
-				eventually(t, e, "stage event "+want.String(), 15*time.Second, func() (bool, string) {
+				eventually(t, "stage event "+want.String(), 15*time.Second, func() (bool, string) {
 					return observeName(rec, name, want), lastProblem(rec.all())
 				})
 			})

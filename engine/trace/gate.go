@@ -144,11 +144,11 @@ func (t *Tracer) Armed() bool {
 	t.Breaks.mu.Lock()
 	n += len(t.Breaks.points) + len(t.Breaks.stepping)
 	t.Breaks.mu.Unlock()
-	return n > 0
+	return n > 0 || t.Paused()
 }
 
-// Gate runs before a stage's work. It holds the stage at a breakpoint until
-// the user steps or continues, applies delay and hang faults itself, and
+// Gate runs before a stage's work. It holds the stage while the gates are
+// paused and at a breakpoint until the user steps or continues, applies delay and hang faults itself, and
 // returns the fail or flake fault the caller must turn into the stage's
 // realistic error (nil when the stage should proceed). The error is ctx's
 // when the wait was cancelled.
@@ -158,6 +158,9 @@ func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component s
 	}
 	if ifSeen, need := predecessors(ref, stage); len(need) > 0 {
 		t.order.await(ctx, ref.Key(), ifSeen, need...)
+	}
+	if err := t.waitResumed(ctx, ref, stage, component); err != nil {
+		return nil, err
 	}
 	if err := t.Breaks.wait(ctx, t, ref, stage, component); err != nil {
 		return nil, err
@@ -170,13 +173,20 @@ func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component s
 		switch f.Kind {
 		case stages.Delay:
 			// Shown while it lasts, as a hang is: the lane counts up.
+			// Removing the fault ends the delay early.
 			t.Begin(ref, stage, component).Wait("Delay", fmt.Sprintf("stage %s delayed %s (fault %d: %s)", stage, f.Delay, f.ID, f))
-			select {
-			case <-t.clock.After(f.Delay):
-				return nil, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			timer := t.clock.NewTimer(f.Delay)
+			defer timer.Stop()
+			for t.Faults.has(f.ID) {
+				select {
+				case <-timer.C():
+					return nil, nil
+				case <-t.Faults.Changed():
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
 			}
+			return nil, nil
 		case stages.Hang:
 			span := t.Begin(ref, stage, component)
 			span.Wait("Hang", fmt.Sprintf("stage %s hangs (fault %d: %s)", stage, f.ID, f))

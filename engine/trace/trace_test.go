@@ -106,6 +106,75 @@ func TestGateHangUntilRemoved(t *testing.T) {
 	}
 }
 
+// TestPauseHoldsEveryGate pauses the gates: a stage that reaches its gate
+// is shown waiting with reason Paused and goes on only at Resume.
+func TestPauseHoldsEveryGate(t *testing.T) {
+	tr, rec := newTracer()
+	tr.Pause()
+	if !tr.Paused() || !tr.Armed() {
+		t.Fatalf("Paused() = %v, Armed() = %v after Pause; want both true", tr.Paused(), tr.Armed())
+	}
+	done := make(chan error)
+	for _, s := range []stages.ID{stages.Admission, stages.Sandbox} {
+		go func() {
+			_, err := tr.Gate(context.Background(), Ref{Namespace: "d", Name: string(s)}, s, "test")
+			done <- err
+		}()
+	}
+	evs := waitEvents(t, rec, 4)
+	for _, e := range evs {
+		if (e.Status == stages.Waiting) != (e.Reason == "Paused") {
+			t.Fatalf("a paused gate's event %+v; want Waiting with reason Paused", e)
+		}
+	}
+	select {
+	case <-done:
+		t.Fatal("a gate opened while paused")
+	case <-time.After(50 * time.Millisecond):
+	}
+	tr.Resume()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tr.Paused() {
+		t.Fatal("Paused() after Resume")
+	}
+	if _, err := tr.Gate(context.Background(), Ref{Namespace: "d", Name: "late"}, stages.Pull, "test"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGateDelayEndsWithItsFault removes a delay fault while a stage waits
+// it out: the stage goes on at once, as it would when the delay elapsed.
+func TestGateDelayEndsWithItsFault(t *testing.T) {
+	tr, rec := newTracer() // a fake clock that never moves: only the removal can end the delay
+	delay := tr.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: time.Hour})
+	done := make(chan error)
+	go func() {
+		_, err := tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.Pull, "kubelet")
+		done <- err
+	}()
+	if evs := waitEvents(t, rec, 2); evs[1].Reason != "Delay" {
+		t.Fatalf("delay not reported: %+v", evs[1])
+	}
+	select {
+	case <-done:
+		t.Fatal("gate returned before the delay or its removal")
+	case <-time.After(50 * time.Millisecond):
+	}
+	tr.Faults.Remove(delay.ID)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stage still waits after its delay fault was removed")
+	}
+}
+
 func TestBreakpointStepAndContinue(t *testing.T) {
 	tr, rec := newTracer()
 	tr.Breaks.Set(Breakpoint{Stage: stages.Sandbox, Scope: stages.Scope{Pod: "d/a"}})

@@ -35,6 +35,7 @@ type Tracer struct {
 	Faults *Faults
 	Breaks *Breakpoints
 	order  *progress
+	paused pause
 }
 
 // New returns a Tracer that emits to out using clk for timestamps and waits.

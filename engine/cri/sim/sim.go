@@ -58,8 +58,9 @@ type Config struct {
 	PodCIDR string
 	// Seed makes latencies and IDs repeatable.
 	Seed int64
-	// Speed divides every latency (2 = twice as fast); 0 means 1.
-	Speed float64
+	// Speed, when set, divides every latency of the model as it is waited
+	// (2 = twice as fast); nil means 1.
+	Speed func() float64
 	// Latency is the timing model; model.DefaultLatency when nil.
 	Latency *model.Latency
 	// Network, when set, wraps each sandbox's CNI ADD (the cni stage): it
@@ -132,7 +133,6 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Latency != nil {
 		lat = *cfg.Latency
 	}
-	lat = lat.Scaled(cfg.Speed)
 	if cfg.PodCIDR == "" {
 		cfg.PodCIDR = "10.244.0.0/24"
 	}
@@ -147,7 +147,7 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	r := &Runtime{cfg: cfg, ipam: ipam, podIPs: podIPs, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
-	r.rt = model.New(model.Config{Clock: clock.RealClock{}, Latency: &lat, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
+	r.rt = model.New(model.Config{Clock: clock.RealClock{}, Latency: &lat, Speed: cfg.Speed, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
 	if err := r.restore(); err != nil {
 		return nil, err
 	}

@@ -223,7 +223,7 @@ func (h *Hooks) mayGate(stage stages.ID, ref trace.Ref) bool {
 	if !h.tr.Armed() {
 		return false
 	}
-	if len(h.tr.Breaks.List()) > 0 {
+	if len(h.tr.Breaks.List()) > 0 || h.tr.Paused() {
 		return true
 	}
 	fs := h.tr.Faults.List()

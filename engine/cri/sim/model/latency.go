@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Latency is the simulated runtime's timing model. Every duration is on the
-// engine clock, so the clock's speed scales it.
+// Latency is the simulated runtime's timing model, at speed 1: a Runtime
+// divides each duration by its speed when it waits.
 type Latency struct {
 	Sandbox, Create, Start, Stop, Remove time.Duration
 	// PullBase is the fixed cost of a pull (resolve, manifest); PullBytesPerSec the download rate.
@@ -25,18 +25,6 @@ var DefaultLatency = Latency{
 	PullBase: 300 * time.Millisecond, PullBytesPerSec: 25e6, Jitter: 0.2,
 }
 
-// Scaled returns the model with every duration divided by speed (2 makes
-// the runtime twice as fast); speed <= 0 leaves it unchanged.
-func (l Latency) Scaled(speed float64) Latency {
-	if speed <= 0 || speed == 1 {
-		return l
-	}
-	d := func(x time.Duration) time.Duration { return time.Duration(float64(x) / speed) }
-	l.Sandbox, l.Create, l.Start, l.Stop, l.Remove, l.PullBase = d(l.Sandbox), d(l.Create), d(l.Start), d(l.Stop), d(l.Remove), d(l.PullBase)
-	l.PullBytesPerSec *= speed
-	return l
-}
-
 // ZeroLatency makes every operation instant.
 var ZeroLatency = Latency{}
 
@@ -46,7 +34,8 @@ var ZeroLatency = Latency{}
 // run concurrently.
 type model struct {
 	Latency
-	seed int64
+	seed  int64
+	speed func() float64 // nil: 1
 }
 
 // factor returns a deterministic value in [1-Jitter/2, 1+Jitter/2) for key.
@@ -69,7 +58,13 @@ func (m model) scale(d time.Duration, key string) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	return time.Duration(math.Round(float64(d) * m.factor(key)))
+	f := m.factor(key)
+	if m.speed != nil {
+		if s := m.speed(); s > 0 {
+			f /= s
+		}
+	}
+	return time.Duration(math.Round(float64(d) * f))
 }
 
 // pull returns how long pulling size bytes takes.

@@ -17,8 +17,11 @@ import (
 
 // Config configures a simulated runtime for one node.
 type Config struct {
-	// Clock drives every wait; an engine clock running fast makes the runtime fast.
+	// Clock drives every wait and stamps every state change.
 	Clock clock.WithTicker
+	// Speed, when set, divides each latency of the model as it is waited
+	// (2 = twice as fast), read at every wait so a change applies at once.
+	Speed func() float64
 	// Latency is the timing model; DefaultLatency when nil.
 	Latency *Latency
 	// Seed makes latencies and IDs repeatable.
@@ -67,7 +70,7 @@ func New(cfg Config) *Runtime {
 	if cfg.Latency != nil {
 		lat = *cfg.Latency
 	}
-	return &Runtime{clock: cfg.Clock, model: model{Latency: lat, seed: cfg.Seed}, node: cfg.Node, onLog: cfg.OnLog,
+	return &Runtime{clock: cfg.Clock, model: model{Latency: lat, seed: cfg.Seed, speed: cfg.Speed}, node: cfg.Node, onLog: cfg.OnLog,
 		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]Image{}}
 }
 
