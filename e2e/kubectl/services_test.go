@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/engine/controlplane"
 )
 
 // serviceYAML is a ClusterIP Service selecting app=name on port 80.
@@ -59,6 +61,12 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	if r := rowFor(rows, 0, "kubernetes"); len(r) != 6 || r[1] != "ClusterIP" || r[2] != "10.96.0.1" || r[3] != "<none>" || r[4] != "443/TCP" {
 		t.Errorf("kubernetes service row = %q", r)
 	}
+	// kube-apiserver's lease reconciler keeps its own endpoints, at its
+	// advertised address in the pod network namespace.
+	eventually(t, "endpoints of the kubernetes service", 30*time.Second, func() (bool, string) {
+		out, _, err := k.run("get", "endpoints", "kubernetes", "-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[?(@.name==\"https\")].port}")
+		return err == nil && regexp.MustCompile(`^`+regexp.QuoteMeta(controlplane.AdvertiseAddress)+` \d+$`).MatchString(out), out
+	})
 	r := rowFor(rows, 0, web)
 	if len(r) != 6 || r[1] != "ClusterIP" || r[3] != "<none>" || r[4] != "80/TCP" {
 		t.Fatalf("service row = %q", r)

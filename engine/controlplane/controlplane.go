@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/klog/v2"
 
 	"github.com/podtrace/podtrace/engine/etcd"
 	apihooks "github.com/podtrace/podtrace/engine/hooks/api"
@@ -29,6 +30,7 @@ import (
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/pki"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/engine/upstream"
 )
@@ -147,6 +149,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if cfg.Tracer != nil {
 		api.Hooks = apihooks.New(cfg.Tracer)
 	}
+	api.ExtraArgs = advertise()
 	if cp.API, err = upstream.StartAPIServer(ctx, api); err != nil {
 		return err
 	}
@@ -326,4 +329,27 @@ func (cp *ControlPlane) Close() error {
 		}
 	})
 	return cp.err
+}
+
+// AdvertiseAddress is kube-apiserver's address in the pod network namespace
+// (engine/podnet): the first of kind's node network, whose nodes start at
+// .2.
+const AdvertiseAddress = "172.18.0.1"
+
+// advertise returns the kube-apiserver flags for its own endpoints. The
+// Endpoints and EndpointSlice APIs refuse loopback addresses, so on
+// loopback alone the endpoint reconciler is off and default/kubernetes has
+// none (as in upstream's integration test servers). In a pod network
+// namespace kube-apiserver advertises AdvertiseAddress, made local there,
+// and its lease reconciler keeps default/kubernetes's endpoints, as on a
+// real control plane node.
+func advertise() []string {
+	if !podnet.Inside() {
+		return []string{"--endpoint-reconciler-type=none"}
+	}
+	if err := podnet.AddRange(AdvertiseAddress + "/32"); err != nil {
+		klog.Warningf("kube-apiserver keeps no endpoints for default/kubernetes: %v", err)
+		return []string{"--endpoint-reconciler-type=none"}
+	}
+	return []string{"--advertise-address=" + AdvertiseAddress, "--endpoint-reconciler-type=lease"}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,29 +84,6 @@ func TestGateFaults(t *testing.T) {
 	tr.Faults.Remove(other.ID)
 }
 
-func TestGateHangUntilRemoved(t *testing.T) {
-	tr, rec := newTracer()
-	hang := tr.Faults.Add(stages.Fault{Stage: stages.CNI, Kind: stages.Hang})
-	done := make(chan *stages.Fault)
-	go func() {
-		f, _ := tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.CNI, "kubelet")
-		done <- f
-	}()
-	evs := waitEvents(t, rec, 2)
-	if evs[1].Status != stages.Waiting || evs[1].Reason != "Hang" {
-		t.Fatalf("hang not reported: %+v", evs[1])
-	}
-	select {
-	case <-done:
-		t.Fatal("gate returned while the hang fault is active")
-	case <-time.After(50 * time.Millisecond):
-	}
-	tr.Faults.Remove(hang.ID)
-	if f := <-done; f != nil {
-		t.Fatalf("after release the stage proceeds, got fault %+v", f)
-	}
-}
-
 // TestPauseHoldsEveryGate pauses the gates: a stage that reaches its gate
 // is shown waiting with reason Paused and goes on only at Resume.
 func TestPauseHoldsEveryGate(t *testing.T) {
@@ -146,32 +124,44 @@ func TestPauseHoldsEveryGate(t *testing.T) {
 	}
 }
 
-// TestGateDelayEndsWithItsFault removes a delay fault while a stage waits
-// it out: the stage goes on at once, as it would when the delay elapsed.
-func TestGateDelayEndsWithItsFault(t *testing.T) {
-	tr, rec := newTracer() // a fake clock that never moves: only the removal can end the delay
-	delay := tr.Faults.Add(stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: time.Hour})
-	done := make(chan error)
-	go func() {
-		_, err := tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, stages.Pull, "kubelet")
-		done <- err
-	}()
-	if evs := waitEvents(t, rec, 2); evs[1].Reason != "Delay" {
-		t.Fatalf("delay not reported: %+v", evs[1])
-	}
-	select {
-	case <-done:
-		t.Fatal("gate returned before the delay or its removal")
-	case <-time.After(50 * time.Millisecond):
-	}
-	tr.Faults.Remove(delay.ID)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
+// TestGateWaitEndsWithItsFault holds a stage with a hang and with a delay
+// (on a fake clock that never moves) and removes the fault: the stage,
+// shown waiting meanwhile, goes on at once.
+func TestGateWaitEndsWithItsFault(t *testing.T) {
+	for _, tt := range []struct {
+		fault  stages.Fault
+		reason string
+	}{
+		{stages.Fault{Stage: stages.CNI, Kind: stages.Hang}, "Hang"},
+		{stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: time.Hour}, "Delay"},
+	} {
+		tr, rec := newTracer()
+		f := tr.Faults.Add(tt.fault)
+		done := make(chan error)
+		go func() {
+			got, err := tr.Gate(context.Background(), Ref{Namespace: "d", Name: "p"}, f.Stage, "kubelet")
+			if got != nil {
+				err = fmt.Errorf("after release the stage proceeds, got fault %+v", got)
+			}
+			done <- err
+		}()
+		if evs := waitEvents(t, rec, 2); evs[1].Status != stages.Waiting || evs[1].Reason != tt.reason {
+			t.Fatalf("%s not reported: %+v", f.Kind, evs[1])
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the stage still waits after its delay fault was removed")
+		select {
+		case <-done:
+			t.Fatalf("%s: gate returned while the fault is active", f.Kind)
+		case <-time.After(50 * time.Millisecond):
+		}
+		tr.Faults.Remove(f.ID)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", f.Kind, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the stage still waits after its fault was removed", f.Kind)
+		}
 	}
 }
 

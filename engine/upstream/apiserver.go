@@ -123,7 +123,7 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 		"--bind-address=" + addr.IP.String(),
 		"--secure-port=" + strconv.Itoa(addr.Port),
 		"--allow-privileged=true",
-		"--endpoint-reconciler-type=none",
+		"--endpoint-reconciler-type=none", // on loopback: Endpoints refuse loopback addresses
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		// The engine's own components write fast; lift the in-flight limits as
 		// large clusters do.
