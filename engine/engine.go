@@ -14,11 +14,12 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
-	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/etcd"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
@@ -44,7 +45,7 @@ type Config struct {
 	Nodes []nodes.Spec
 	// Speed divides the simulated runtime's latencies (2 = twice as fast;
 	// 0 means 1); SetSpeed changes it while the engine runs. The
-	// components and the engine clock run on real time.
+	// components run on real time.
 	Speed float64
 	// Seed makes the simulated runtime and the scheduler's tie-breaks repeatable.
 	Seed int64
@@ -73,7 +74,6 @@ type Config struct {
 // Engine is a running cluster.
 type Engine struct {
 	*controlplane.ControlPlane
-	Clock  *clock.Clock
 	Hub    *trace.Hub
 	Tracer *trace.Tracer
 	// Nodes are the kubelets and CRIHooks their interposers, by node.
@@ -91,12 +91,12 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Speed == 0 {
 		cfg.Speed = 1
 	}
-	if err := clock.ValidateSpeed(cfg.Speed); err != nil {
+	if err := model.ValidateSpeed(cfg.Speed); err != nil {
 		return nil, err
 	}
-	e := &Engine{Clock: clock.New(time.Now(), 1), Hub: trace.NewHub(), restoreMemLimit: applyMemoryLimit(cfg.MemoryLimit)}
+	e := &Engine{Hub: trace.NewHub(), restoreMemLimit: applyMemoryLimit(cfg.MemoryLimit)}
 	e.speed.Store(math.Float64bits(cfg.Speed))
-	e.Tracer = trace.New(e.Clock, e.Hub)
+	e.Tracer = trace.New(clock.RealClock{}, e.Hub)
 	ctx, e.cancel = context.WithCancel(ctx)
 	names := make([]string, len(cfg.Nodes))
 	for i, n := range cfg.Nodes {
@@ -166,9 +166,9 @@ func (e *Engine) Close() error {
 func (e *Engine) Speed() float64 { return math.Float64frombits(e.speed.Load()) }
 
 // SetSpeed changes the simulated runtime's speed from the next wait on;
-// the limits are the engine clock's (clock.ValidateSpeed).
+// the limits are model.ValidateSpeed's.
 func (e *Engine) SetSpeed(speed float64) error {
-	if err := clock.ValidateSpeed(speed); err != nil {
+	if err := model.ValidateSpeed(speed); err != nil {
 		return err
 	}
 	e.speed.Store(math.Float64bits(speed))

@@ -46,6 +46,9 @@ func compile(ctx context.Context, cfg Config, prog string, src []byte) ([]byte, 
 	if b, err := os.ReadFile(out); err == nil {
 		return b, nil
 	}
+	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
+		return nil, fmt.Errorf("build %s: %w", prog, err)
+	}
 	work, err := os.MkdirTemp(cfg.CacheDir, prog+"-src-")
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", prog, err)

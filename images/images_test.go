@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -46,7 +47,7 @@ func TestBuildAndPush(t *testing.T) {
 		t.Skip("compiles two programs")
 	}
 	ctx := context.Background()
-	imgs, err := Build(ctx, Config{CacheDir: t.TempDir()})
+	imgs, err := Build(ctx, Config{CacheDir: filepath.Join(t.TempDir(), "not-yet")}) // made on first use
 	if err != nil {
 		t.Fatal(err)
 	}

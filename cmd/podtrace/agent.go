@@ -13,7 +13,6 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/agent"
-	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -94,7 +93,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		sub = hub.Subscribe()
 		go func() { defer close(done); writeEvents(os.Stdout, sub) }()
 	}
-	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Clock: clock.New(time.Now(), 1), Hub: hub, Seed: o.seed,
+	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Hub: hub, Seed: o.seed,
 		Containerd: hooks.Containerd, DataDir: dir})
 	if err != nil {
 		return err

@@ -71,7 +71,7 @@ behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
 				cf.maxRestart = s.MaxContainerRestartPeriod // the scenario's pace for crash loops
 			}
 			if check && !c.Flags().Changed("speed") {
-				cf.speed = 10 // a check has nobody watching: run the clock fast
+				cf.speed = 10 // a check has nobody watching: run the simulated runtime fast
 			}
 			ctx := c.Context()
 			e, cleanup, err := cf.startNodes(ctx, s.Nodes) // the scenario brings its nodes
@@ -242,7 +242,7 @@ func announceGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, d
 	msg := fmt.Sprintf("scenario %s solved: %s (%s)", s.Name, s.Goal.Description, detail)
 	e.Tracer.Emit(stages.Event{Kind: kind, Namespace: s.Goal.Namespace, Pod: name, Stage: stages.Ready,
 		Status: stages.Succeeded, Component: "podtrace-scenario", Reason: "GoalMet", Message: msg})
-	now := metav1.NewTime(e.Clock.Now())
+	now := metav1.Now()
 	ev := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, now.UnixNano()), Namespace: s.Goal.Namespace}, // as client-go's recorder names them
 		InvolvedObject: corev1.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: s.Goal.Namespace, Name: name},

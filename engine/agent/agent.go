@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/utils/clock"
 
-	"github.com/podtrace/podtrace/engine/clock"
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
@@ -44,8 +44,6 @@ type Config struct {
 	RestConfig *rest.Config
 	// Nodes to register and run.
 	Nodes []nodes.Spec
-	// Clock drives back-offs and timestamps; a real-time engine clock when nil.
-	Clock *clock.Clock
 	// Tracer receives the node-side stage events; one feeding Hub (or
 	// nowhere) when nil.
 	Tracer *trace.Tracer
@@ -77,14 +75,11 @@ func New(cfg Config) (*Agent, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, errors.New("agent: no nodes to run")
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.New(time.Now(), 1)
-	}
 	if cfg.Tracer == nil {
 		if cfg.Hub == nil {
 			cfg.Hub = trace.NewHub()
 		}
-		cfg.Tracer = trace.New(cfg.Clock, cfg.Hub)
+		cfg.Tracer = trace.New(clock.RealClock{}, cfg.Hub)
 	}
 	rc := rest.CopyConfig(cfg.RestConfig)
 	rc.UserAgent = UserAgent

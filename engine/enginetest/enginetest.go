@@ -11,8 +11,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
-	"github.com/podtrace/podtrace/engine/clock"
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/podnet"
@@ -40,7 +40,6 @@ func Main(m *testing.M) {
 // Env is a running control plane for one test.
 type Env struct {
 	*controlplane.ControlPlane
-	Clock  *clock.Clock
 	Tracer *trace.Tracer
 	Hub    *trace.Hub
 	Ctx    context.Context
@@ -52,8 +51,6 @@ type Env struct {
 type Options struct {
 	// DataDir keeps state (default: a fresh temporary directory).
 	DataDir string
-	// Speed of the engine clock (default 1).
-	Speed float64
 	// Fsync keeps etcd's fsync on (default off, for speed).
 	Fsync bool
 	// NoRecording skips keeping every stage event for Events, so that a
@@ -68,15 +65,12 @@ func Start(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	if o.Speed == 0 {
-		o.Speed = 1
-	}
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	env := &Env{Clock: clock.New(time.Now(), o.Speed), Hub: trace.NewHub(), Ctx: ctx}
-	env.Tracer = trace.New(env.Clock, env.Hub)
+	env := &Env{Hub: trace.NewHub(), Ctx: ctx}
+	env.Tracer = trace.New(clock.RealClock{}, env.Hub)
 	if !o.NoRecording {
 		env.recording = env.Hub.Record()
 	}

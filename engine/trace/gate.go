@@ -11,14 +11,42 @@ import (
 
 // Faults is the set of active faults. It is safe for concurrent use.
 type Faults struct {
-	mu      sync.Mutex
-	next    int
-	active  []stages.Fault
-	changed chan struct{} // closed and replaced on every change
+	mu       sync.Mutex
+	next     int
+	active   []stages.Fault
+	changed  chan struct{} // closed and replaced on every change
+	delaying int           // stages waiting out a delay fault
+	skip     chan struct{} // closed and replaced by SkipDelays
 }
 
 // NewFaults returns an empty fault set.
-func NewFaults() *Faults { return &Faults{changed: make(chan struct{})} }
+func NewFaults() *Faults { return &Faults{changed: make(chan struct{}), skip: make(chan struct{})} }
+
+// SkipDelays ends every delay fault's wait now in progress, as if its
+// delay had elapsed, and returns how many it ended: the fast-forward key.
+func (fs *Faults) SkipDelays() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n := fs.delaying
+	if n > 0 {
+		close(fs.skip)
+		fs.skip = make(chan struct{})
+	}
+	return n
+}
+
+// delay counts a stage in as waiting out a delay until the returned done
+// is called; SkipDelays closes skip.
+func (fs *Faults) delay() (skip <-chan struct{}, done func()) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.delaying++
+	return fs.skip, func() {
+		fs.mu.Lock()
+		fs.delaying--
+		fs.mu.Unlock()
+	}
+}
 
 // Add activates f and returns it with its ID set.
 func (fs *Faults) Add(f stages.Fault) stages.Fault {
@@ -173,20 +201,9 @@ func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component s
 		switch f.Kind {
 		case stages.Delay:
 			// Shown while it lasts, as a hang is: the lane counts up.
-			// Removing the fault ends the delay early.
+			// Removing the fault or SkipDelays ends the delay early.
 			t.Begin(ref, stage, component).Wait("Delay", fmt.Sprintf("stage %s delayed %s (fault %d: %s)", stage, f.Delay, f.ID, f))
-			timer := t.clock.NewTimer(f.Delay)
-			defer timer.Stop()
-			for t.Faults.has(f.ID) {
-				select {
-				case <-timer.C():
-					return nil, nil
-				case <-t.Faults.Changed():
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			return nil, nil
+			return nil, t.waitDelay(ctx, f)
 		case stages.Hang:
 			span := t.Begin(ref, stage, component)
 			span.Wait("Hang", fmt.Sprintf("stage %s hangs (fault %d: %s)", stage, f.ID, f))
@@ -202,6 +219,26 @@ func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component s
 			return &f, nil
 		}
 	}
+}
+
+// waitDelay waits out f's delay, until f is removed, or until SkipDelays.
+func (t *Tracer) waitDelay(ctx context.Context, f stages.Fault) error {
+	skip, done := t.Faults.delay()
+	defer done()
+	timer := t.clock.NewTimer(f.Delay)
+	defer timer.Stop()
+	for t.Faults.has(f.ID) {
+		select {
+		case <-timer.C():
+			return nil
+		case <-skip:
+			return nil
+		case <-t.Faults.Changed():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Breakpoint stops pods before a stage.

@@ -125,15 +125,24 @@ func TestPauseHoldsEveryGate(t *testing.T) {
 }
 
 // TestGateWaitEndsWithItsFault holds a stage with a hang and with a delay
-// (on a fake clock that never moves) and removes the fault: the stage,
-// shown waiting meanwhile, goes on at once.
+// (on a fake clock that never moves) and removes the fault, or skips the
+// delay (the fast-forward key): the stage, shown waiting meanwhile, goes on
+// at once.
 func TestGateWaitEndsWithItsFault(t *testing.T) {
+	remove := func(tr *Tracer, f stages.Fault) { tr.Faults.Remove(f.ID) }
+	skip := func(tr *Tracer, _ stages.Fault) {
+		if n := tr.Faults.SkipDelays(); n != 1 {
+			t.Errorf("SkipDelays() = %d, want 1", n)
+		}
+	}
 	for _, tt := range []struct {
-		fault  stages.Fault
-		reason string
+		fault   stages.Fault
+		reason  string
+		release func(*Tracer, stages.Fault)
 	}{
-		{stages.Fault{Stage: stages.CNI, Kind: stages.Hang}, "Hang"},
-		{stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: time.Hour}, "Delay"},
+		{stages.Fault{Stage: stages.CNI, Kind: stages.Hang}, "Hang", remove},
+		{stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: time.Hour}, "Delay", remove},
+		{stages.Fault{Stage: stages.Pull, Kind: stages.Delay, Delay: time.Hour}, "Delay", skip},
 	} {
 		tr, rec := newTracer()
 		f := tr.Faults.Add(tt.fault)
@@ -153,7 +162,7 @@ func TestGateWaitEndsWithItsFault(t *testing.T) {
 			t.Fatalf("%s: gate returned while the fault is active", f.Kind)
 		case <-time.After(50 * time.Millisecond):
 		}
-		tr.Faults.Remove(f.ID)
+		tt.release(tr, f)
 		select {
 		case err := <-done:
 			if err != nil {

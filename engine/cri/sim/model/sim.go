@@ -1,6 +1,6 @@
 // Package model is the simulated container runtime's model: it keeps sandboxes,
 // images and containers in memory, makes every operation take a time from a
-// seeded latency model on the engine clock, and runs each container as a
+// seeded latency model divided by a live speed, and runs each container as a
 // small program derived from its command (see parseProgram), so containers
 // can run, exit with a code, write logs and answer exec probes. It needs no
 // root and runs on any OS.
