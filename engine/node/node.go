@@ -121,10 +121,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Dir, err = rootDir(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
-	port, err := freePort()
+	port, err := reservePort()
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
+	started := false
+	defer func() {
+		if !started {
+			releasePort(port)
+		}
+	}()
 	server, err := kubeletServer(cfg, port)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
@@ -176,8 +182,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := releaseCollectors(); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
+	started = true
 	listening.Store(strconv.Itoa(port), struct{}{})
-	context.AfterFunc(ctx, func() { listening.Delete(strconv.Itoa(port)) })
+	context.AfterFunc(ctx, func() {
+		listening.Delete(strconv.Itoa(port))
+		releasePort(port)
+	})
 	return &Node{Name: name, Port: port}, nil
 }
 
@@ -281,16 +291,6 @@ func volumePlugins() []volume.VolumePlugin {
 	p = append(p, downwardapi.ProbeVolumePlugins()...)
 	p = append(p, projected.ProbeVolumePlugins()...)
 	return p
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return strconv.Atoi(p)
 }
 
 // userNamespaceGate turns on the kubelet's KubeletInUserNamespace feature
