@@ -91,9 +91,7 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	c.FailSwapOn = false
 	// The KUBE-IPTABLES-HINT and canary chains are for kube-proxy and the
 	// like on a real node; podtrace's kubelets leave the firewall of the
-	// machine (or of the pod network namespace) alone. With iptables
-	// installed, 100 kubelets running it at once in one process also ended
-	// the process with exit status 1 and nothing logged.
+	// machine (or of the pod network namespace) alone.
 	c.MakeIPTablesUtilChains = false
 	return &kubeletoptions.KubeletServer{KubeletFlags: *f, KubeletConfiguration: *c}, nil
 }
