@@ -43,16 +43,16 @@ spec:
 // runStats is what a recorded run says about its throughput.
 type runStats struct {
 	ready int           // pods that reached Ready
-	span  time.Duration // engine time from the Deployment's create to the last pod Ready
+	span  time.Duration // from the Deployment's create to the last pod Ready, in event times (real time)
 	cpu   time.Duration // CPU time spent from the process start to the last pod Ready
 }
 
-// podsPerSecond is the throughput in pods per wall-clock second at speed.
-func (r runStats) podsPerSecond(speed float64) float64 {
+// podsPerSecond is the throughput in pods per second.
+func (r runStats) podsPerSecond() float64 {
 	if r.span <= 0 {
 		return 0
 	}
-	return float64(r.ready) / (r.span.Seconds() / speed)
+	return float64(r.ready) / r.span.Seconds()
 }
 
 // readyTracker folds JSON-lines stage events into runStats.
@@ -213,7 +213,7 @@ func childOf(pid int) int {
 const recordEnv = "PODTRACE_RECORD"
 
 // BenchmarkThroughputUIvsHeadless runs the same workload (a Deployment of
-// 200, then 1,000 pods on 20 nodes at 50× clock speed) headless and with
+// 200, then 1,000 pods on 20 nodes, the simulated runtime at 50× speed) headless and with
 // the UI attached through a pty (tmux), one after the other, and reports
 // pods Ready per wall second for each and the median over runs of the UI
 // run's percentage of the headless one (the goal is ≥ 95%). Throughput is
@@ -239,8 +239,8 @@ func BenchmarkThroughputUIvsHeadless(b *testing.B) {
 				if h.ready < r.pods || u.ready < r.pods {
 					b.Fatalf("pods Ready: headless %d, UI %d, want %d", h.ready, u.ready, r.pods)
 				}
-				hp, up := h.podsPerSecond(r.speed), u.podsPerSecond(r.speed)
-				b.Logf("run %d: headless %.1f pods/s (%s engine time, %s CPU), UI %.1f pods/s (%s, %s CPU with tmux), UI/headless %.1f%%, CPU headless/UI %.1f%%",
+				hp, up := h.podsPerSecond(), u.podsPerSecond()
+				b.Logf("run %d: headless %.1f pods/s (%s, %s CPU), UI %.1f pods/s (%s, %s CPU with tmux), UI/headless %.1f%%, CPU headless/UI %.1f%%",
 					i+1, hp, h.span.Round(time.Millisecond), h.cpu, up, u.span.Round(time.Millisecond), u.cpu, 100*up/hp,
 					100*h.cpu.Seconds()/u.cpu.Seconds())
 				headless += hp
