@@ -160,11 +160,15 @@ func (t *Tracer) ActiveFaults() []stages.Fault {
 	return t.Faults.List()
 }
 
-// Armed reports whether any fault or breakpoint could affect a stage, so hot
-// paths can skip the work of naming the object when nothing is set.
+// Armed reports whether any fault, breakpoint or the pause could affect a
+// stage, so hot paths can skip the work of naming the object when nothing
+// is set.
 func (t *Tracer) Armed() bool {
 	if t == nil {
 		return false
+	}
+	if t.Paused() {
+		return true
 	}
 	t.Faults.mu.Lock()
 	n := len(t.Faults.active)
@@ -172,12 +176,13 @@ func (t *Tracer) Armed() bool {
 	t.Breaks.mu.Lock()
 	n += len(t.Breaks.points) + len(t.Breaks.stepping)
 	t.Breaks.mu.Unlock()
-	return n > 0 || t.Paused()
+	return n > 0
 }
 
 // Gate runs before a stage's work. It holds the stage while the gates are
-// paused and at a breakpoint until the user steps or continues, applies delay and hang faults itself, and
-// returns the fail or flake fault the caller must turn into the stage's
+// paused, and at a breakpoint until the user steps or continues; it applies
+// delay and hang faults itself, and returns the fail or flake fault the
+// caller must turn into the stage's
 // realistic error (nil when the stage should proceed). The error is ctx's
 // when the wait was cancelled.
 func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component string) (*stages.Fault, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -11,8 +12,8 @@ import (
 // pause holds every gate while it is on: the UI's pause key. Stages that
 // already passed their gate run on; the next one of every pod waits.
 type pause struct {
-	mu      sync.Mutex
-	on      bool
+	on      atomic.Bool   // read without mu on every gate and Armed
+	mu      sync.Mutex    // guards resumed and changes of on
 	resumed chan struct{} // closed at Resume
 }
 
@@ -22,8 +23,9 @@ type pause struct {
 func (t *Tracer) Pause() {
 	t.paused.mu.Lock()
 	defer t.paused.mu.Unlock()
-	if !t.paused.on {
-		t.paused.on, t.paused.resumed = true, make(chan struct{})
+	if !t.paused.on.Load() {
+		t.paused.resumed = make(chan struct{})
+		t.paused.on.Store(true)
 	}
 }
 
@@ -31,26 +33,24 @@ func (t *Tracer) Pause() {
 func (t *Tracer) Resume() {
 	t.paused.mu.Lock()
 	defer t.paused.mu.Unlock()
-	if t.paused.on {
-		t.paused.on = false
+	if t.paused.on.Load() {
+		t.paused.on.Store(false)
 		close(t.paused.resumed)
 	}
 }
 
 // Paused reports whether the gates are paused.
 func (t *Tracer) Paused() bool {
-	if t == nil {
-		return false
-	}
-	t.paused.mu.Lock()
-	defer t.paused.mu.Unlock()
-	return t.paused.on
+	return t != nil && t.paused.on.Load()
 }
 
 // waitResumed holds the stage, shown as waiting, while the gates are paused.
 func (t *Tracer) waitResumed(ctx context.Context, ref Ref, stage stages.ID, component string) error {
+	if !t.paused.on.Load() {
+		return nil
+	}
 	t.paused.mu.Lock()
-	on, resumed := t.paused.on, t.paused.resumed
+	on, resumed := t.paused.on.Load(), t.paused.resumed
 	t.paused.mu.Unlock()
 	if !on {
 		return nil

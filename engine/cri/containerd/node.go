@@ -44,7 +44,7 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string) (_ *Node, er
 	if err := makeBridge(n.bridge, podCIDR); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
-	ipam, err := ipam.New(podCIDR, nil, 0)
+	ipam, err := ipam.New(podCIDR)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}

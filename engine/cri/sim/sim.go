@@ -136,7 +136,7 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.PodCIDR == "" {
 		cfg.PodCIDR = "10.244.0.0/24"
 	}
-	ipam, err := ipam.New(cfg.PodCIDR, nil, 0)
+	ipam, err := ipam.New(cfg.PodCIDR)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Package ipam is the simulated runtime's pod network: a host-local style
-// IPAM that hands out addresses from one node's pod CIDR, with a latency for
-// CNI's ADD and DEL. It touches no real interface.
+// IPAM that hands out addresses from one node's pod CIDR. It touches no real
+// interface.
 package ipam
 
 import (
@@ -8,15 +8,10 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
-	"time"
-
-	"k8s.io/utils/clock"
 )
 
 // Plugin is a simulated bridge + host-local CNI plugin for one node.
 type Plugin struct {
-	clock   clock.Clock
-	latency time.Duration
 	prefix  netip.Prefix
 	gateway netip.Addr
 	first   netip.Addr // first address of the range
@@ -28,9 +23,8 @@ type Plugin struct {
 	lastIP netip.Addr // last address handed out; allocation continues after it
 }
 
-// New returns a plugin allocating from cidr (e.g. "10.244.1.0/24"); each ADD
-// and DEL waits latency on clk (zero for none).
-func New(cidr string, clk clock.Clock, latency time.Duration) (*Plugin, error) {
+// New returns a plugin allocating from cidr (e.g. "10.244.1.0/24").
+func New(cidr string) (*Plugin, error) {
 	p, err := netip.ParsePrefix(cidr)
 	if err != nil {
 		return nil, fmt.Errorf("pod CIDR %q: %w", cidr, err)
@@ -41,7 +35,7 @@ func New(cidr string, clk clock.Clock, latency time.Duration) (*Plugin, error) {
 	}
 	first := p.Addr().Next()
 	last := broadcast(p).Prev()
-	return &Plugin{clock: clk, latency: latency, prefix: p, gateway: first, first: first, last: last,
+	return &Plugin{prefix: p, gateway: first, first: first, last: last,
 		inUse: map[netip.Addr]string{}, bySand: map[string]netip.Addr{}, lastIP: first}, nil
 }
 
@@ -65,24 +59,9 @@ func (pl *Plugin) InUse() int {
 	return len(pl.inUse)
 }
 
-func (pl *Plugin) wait(ctx context.Context) error {
-	if pl.latency <= 0 || pl.clock == nil {
-		return nil
-	}
-	select {
-	case <-pl.clock.After(pl.latency):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // SetUp allocates the next free address after the last one handed out (as
 // host-local does). When the range is full it fails with host-local's error.
-func (pl *Plugin) SetUp(ctx context.Context, pod Pod) (Result, error) {
-	if err := pl.wait(ctx); err != nil {
-		return Result{}, err
-	}
+func (pl *Plugin) SetUp(_ context.Context, pod Pod) (Result, error) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if ip, ok := pl.bySand[pod.SandboxID]; ok {
@@ -119,10 +98,7 @@ func (pl *Plugin) result(pod Pod, ip netip.Addr) Result {
 }
 
 // TearDown releases the sandbox's address.
-func (pl *Plugin) TearDown(ctx context.Context, pod Pod) error {
-	if err := pl.wait(ctx); err != nil {
-		return err
-	}
+func (pl *Plugin) TearDown(_ context.Context, pod Pod) error {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if ip, ok := pl.bySand[pod.SandboxID]; ok {

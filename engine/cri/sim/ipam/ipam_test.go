@@ -9,7 +9,7 @@ import (
 
 func TestAllocateAndExhaust(t *testing.T) {
 	ctx := context.Background()
-	pl, err := New("10.244.1.0/29", nil, 0)
+	pl, err := New("10.244.1.0/29")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +45,10 @@ func TestAllocateAndExhaust(t *testing.T) {
 }
 
 func TestBadCIDR(t *testing.T) {
-	if _, err := New("10.0.0.0/31", nil, 0); err == nil {
+	if _, err := New("10.0.0.0/31"); err == nil {
 		t.Fatal("want error for /31")
 	}
-	if _, err := New("nope", nil, 0); err == nil {
+	if _, err := New("nope"); err == nil {
 		t.Fatal("want error")
 	}
 }

@@ -35,6 +35,26 @@ func TestLatencyDeterministic(t *testing.T) {
 	}
 }
 
+// TestLatencySpeed changes the speed between two waits: each takes the
+// speed of the moment, as the + and - keys change it while pods start.
+func TestLatencySpeed(t *testing.T) {
+	speed := 4.0
+	lat := DefaultLatency
+	lat.Jitter = 0
+	m := model{Latency: lat, speed: func() float64 { return speed }}
+	if d := m.scale(time.Second, "k"); d != 250*time.Millisecond {
+		t.Fatalf("at speed 4: %v, want 250ms", d)
+	}
+	speed = 0.5
+	if d := m.scale(time.Second, "k"); d != 2*time.Second {
+		t.Fatalf("at speed 0.5: %v, want 2s", d)
+	}
+	// nginx at 25 MB/s after 0.3 s (about 3.2 s) is twice as long at half speed.
+	if p := m.pull(72_955_450, "pull/nginx"); p < 5600*time.Millisecond || p > 7200*time.Millisecond {
+		t.Fatalf("nginx pull at speed 0.5: %v", p)
+	}
+}
+
 func TestPullErrors(t *testing.T) {
 	zero := ZeroLatency
 	r := New(Config{Clock: testingclock.NewFakeClock(time.Now()), Latency: &zero})
