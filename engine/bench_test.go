@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,7 +39,8 @@ func envInt(name string, def int) int {
 // (the seams' cost), and the peak RSS. BENCH_PODS and BENCH_NODES change
 // the size; BENCH_RUN=hooked or BENCH_RUN=plain runs only that one, so the
 // two can be compared from separate processes (in one, the first
-// cluster's 100 kubelets still wind down while the second runs). Run with
+// cluster's 100 kubelets still wind down while the second runs);
+// BENCH_HEAP=file writes a heap profile once every pod is Ready. Run with
 // -benchtime=1x.
 func BenchmarkDeploymentReady(b *testing.B) {
 	logs.To(io.Discard)
@@ -107,6 +110,9 @@ func deploymentRun(b *testing.B, pods, nodeCount int, plain bool) runResult {
 		}
 	}
 	elapsed, cpu := time.Since(start), cpuSeconds()-cpu0
+	if path := os.Getenv("BENCH_HEAP"); path != "" {
+		writeHeapProfile(b, path)
+	}
 	if n := readyPods(b, admin, "bench"); n != pods {
 		b.Fatalf("the Deployment says %d pods are ready, the pods say %d", pods, n)
 	}
@@ -196,6 +202,21 @@ func waitNodes(b testing.TB, e *engine.Engine, n int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	b.Fatalf("nodes not Ready")
+}
+
+// writeHeapProfile writes the live heap, with every pod Ready and the
+// cluster still running, to path (BENCH_HEAP=path): where the peak RSS
+// goes.
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // resetPeakRSS returns freed memory to the OS and resets the process's peak

@@ -75,13 +75,16 @@ type ControlPlane struct {
 	// Scheduler is kube-scheduler's seam (nil without a Tracer).
 	Scheduler *schedhooks.Hooks
 
-	cancel   context.CancelFunc
-	tmpDir   string
-	lock     *os.File
-	closeLog func() error
-	kcmDone  <-chan struct{}
-	once     sync.Once
-	err      error
+	cancel context.CancelFunc // stops kube-apiserver and etcd
+	// stopComponents stops kube-controller-manager and kube-scheduler,
+	// which Close does first.
+	stopComponents context.CancelFunc
+	tmpDir         string
+	lock           *os.File
+	closeLog       func() error
+	kcmDone        <-chan struct{}
+	once           sync.Once
+	err            error
 }
 
 // Identities the control plane's own components use.
@@ -100,7 +103,6 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		}
 		cp.DataDir, cp.tmpDir = dir, dir
 	}
-	ctx, cp.cancel = context.WithCancel(ctx)
 	if err := cp.start(ctx, cfg); err != nil {
 		cp.Close()
 		return nil, err
@@ -108,7 +110,13 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	return cp, nil
 }
 
+// start runs etcd and kube-apiserver on a context of their own. Close ends
+// it, and so does the end of ctx: at once while the control plane starts,
+// then only once kube-controller-manager has stopped (stopInOrder).
 func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
+	components := ctx
+	ctx, cp.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	stopAtOnce := context.AfterFunc(components, cp.cancel)
 	var err error
 	if err = os.MkdirAll(cp.DataDir, 0o700); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
@@ -164,10 +172,15 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if cp.kcmDone, err = upstream.StartControllerManager(ctx, upstream.ControllerManagerConfig{Kubeconfig: kcm,
+	components, cp.stopComponents = context.WithCancel(components)
+	if cp.kcmDone, err = upstream.StartControllerManager(components, upstream.ControllerManagerConfig{Kubeconfig: kcm,
 		ServiceAccountKeyFile: saKey, RootCAFile: cp.PKI.Path(pki.CACertFile), Controllers: cfg.Controllers,
 		ClusterSigningCertFile: cp.PKI.Path(pki.CACertFile), ClusterSigningKeyFile: cp.PKI.Path(pki.CAKeyFile)}); err != nil {
 		return err
+	}
+	if stopAtOnce() {
+		kcmDone := cp.kcmDone
+		context.AfterFunc(components, func() { stopInOrder(kcmDone, cp.cancel) })
 	}
 	sched, err := cp.componentKubeconfig(scheduler, "kube-scheduler")
 	if err != nil {
@@ -178,7 +191,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		sc.Hooks = schedhooks.New(cfg.Tracer)
 		cp.Scheduler = sc.Hooks
 	}
-	if err = upstream.StartScheduler(ctx, sc); err != nil {
+	if err = upstream.StartScheduler(components, sc); err != nil {
 		return err
 	}
 	return cp.waitDefaultServiceAccount(ctx)
@@ -297,23 +310,27 @@ func (cp *ControlPlane) AdminConfig() *rest.Config {
 		QPS:             -1, Timeout: 60 * time.Second}
 }
 
+// stopInOrder stops kube-apiserver and etcd (stopAPI) once
+// kube-controller-manager has stopped. It may still be building its
+// controllers (just after a restart, when the default service account is
+// already there), and without kube-apiserver that fails: the namespace
+// controller then ends the process, and the controller manager's shared
+// informers keep their process-wide name, so that no other one can start
+// in this process.
+func stopInOrder(kcmDone <-chan struct{}, stopAPI context.CancelFunc) {
+	waitDone(kcmDone)
+	stopAPI()
+}
+
 // Close stops the components and etcd and removes a temporary data dir.
 func (cp *ControlPlane) Close() error {
 	cp.once.Do(func() {
-		if cp.cancel != nil {
-			cp.cancel()
+		if cp.stopComponents != nil {
+			cp.stopComponents()
 		}
-		var apiDone <-chan struct{}
+		stopInOrder(cp.kcmDone, cp.cancel)
 		if cp.API != nil {
-			apiDone = cp.API.Done()
-		}
-		for _, done := range []<-chan struct{}{cp.kcmDone, apiDone} {
-			if done != nil {
-				select {
-				case <-done:
-				case <-time.After(30 * time.Second):
-				}
-			}
+			waitDone(cp.API.Done())
 		}
 		if cp.Etcd != nil {
 			cp.err = cp.Etcd.Close()
@@ -329,6 +346,18 @@ func (cp *ControlPlane) Close() error {
 		}
 	})
 	return cp.err
+}
+
+// waitDone waits up to 30 seconds for done to close; a nil done is not
+// waited for.
+func waitDone(done <-chan struct{}) {
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
 }
 
 // AdvertiseAddress is kube-apiserver's address in the pod network namespace
