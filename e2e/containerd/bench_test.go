@@ -2,6 +2,7 @@ package containerd_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -19,19 +20,48 @@ import (
 	"github.com/podtrace/podtrace/stages"
 )
 
+// kubeletRequests reads back, from node's containerd, the sandbox and
+// container configurations the kubelet sent for the pod with uid, as
+// `crictl inspectp` and `crictl inspect` show them (the CRI plugin keeps
+// each request and returns it in its verbose status).
+func kubeletRequests(rt internalapi.RuntimeService, uid string) (*runtimeapi.PodSandboxConfig, *runtimeapi.ContainerConfig, error) {
+	ctx := context.Background()
+	sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"io.kubernetes.pod.uid": uid}})
+	if err != nil || len(sbs) != 1 {
+		return nil, nil, fmt.Errorf("the sandbox of pod %s: %d found, %v", uid, len(sbs), err)
+	}
+	sb, err := rt.PodSandboxStatus(ctx, sbs[0].Id, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sbInfo struct{ Config *runtimeapi.PodSandboxConfig }
+	if err := json.Unmarshal([]byte(sb.GetInfo()["info"]), &sbInfo); err != nil || sbInfo.Config == nil {
+		return nil, nil, fmt.Errorf("the sandbox configuration of pod %s: %v", uid, err)
+	}
+	cs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sbs[0].Id})
+	if err != nil || len(cs) != 1 {
+		return nil, nil, fmt.Errorf("the container of pod %s: %d found, %v", uid, len(cs), err)
+	}
+	c, err := rt.ContainerStatus(ctx, cs[0].Id, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cInfo struct{ Config *runtimeapi.ContainerConfig }
+	if err := json.Unmarshal([]byte(c.GetInfo()["info"]), &cInfo); err != nil || cInfo.Config == nil {
+		return nil, nil, fmt.Errorf("the container configuration of pod %s: %v", uid, err)
+	}
+	return sbInfo.Config, cInfo.Config, nil
+}
+
 // criDirect runs a pod's sandbox, then creates and starts its container,
-// straight at a containerd's CRI as crictl runpp/create/start does, and
+// straight at a containerd's CRI as crictl runp/create/start does, with
+// the configurations the kubelet sent for another pod (renamed), and
 // returns how long that took and a func that removes the pod.
-func criDirect(rt internalapi.RuntimeService, logDir string, i int) (time.Duration, func(), error) {
+func criDirect(rt internalapi.RuntimeService, sb *runtimeapi.PodSandboxConfig, cc *runtimeapi.ContainerConfig, logDir string, i int) (time.Duration, func(), error) {
 	ctx := context.Background()
 	name := fmt.Sprintf("direct-%d", i)
-	sb := &runtimeapi.PodSandboxConfig{
-		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "bench", Uid: name},
-		Hostname:     name,
-		LogDirectory: filepath.Join(logDir, name),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}}},
-	}
+	sb.Metadata = &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "bench", Uid: name}
+	sb.Hostname, sb.LogDirectory = name, filepath.Join(logDir, name)
 	start := time.Now()
 	id, err := rt.RunPodSandbox(ctx, sb, "")
 	undo := func() {
@@ -43,8 +73,7 @@ func criDirect(rt internalapi.RuntimeService, logDir string, i int) (time.Durati
 	if err != nil {
 		return 0, undo, err
 	}
-	cid, err := rt.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "demo"},
-		Image: &runtimeapi.ImageSpec{Image: images.Demo}, LogPath: "demo/0.log", Linux: &runtimeapi.LinuxContainerConfig{}}, sb)
+	cid, err := rt.CreateContainer(ctx, id, cc, sb)
 	if err != nil {
 		return 0, undo, err
 	}
@@ -55,15 +84,15 @@ func criDirect(rt internalapi.RuntimeService, logDir string, i int) (time.Durati
 }
 
 // throughKubelet creates a pod of the (present) demo image through the API
-// and returns the time until the API reports it Ready, and a func that
-// deletes it and waits until it is gone.
-func (c *realCluster) throughKubelet(i int) (time.Duration, func(), error) {
+// and returns the time until the API reports it Ready, its UID, and a func
+// that deletes it and waits until it is gone.
+func (c *realCluster) throughKubelet(i int) (time.Duration, string, func(), error) {
 	ctx := context.Background()
 	name := fmt.Sprintf("bench-%d", i)
 	pods := c.AdminClient().CoreV1().Pods("default")
 	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {
-		return 0, func() {}, err
+		return 0, "", func() {}, err
 	}
 	defer w.Stop()
 	// No service account token: the direct path mounts no volume either.
@@ -81,20 +110,20 @@ func (c *realCluster) throughKubelet(i int) (time.Duration, func(), error) {
 	}
 	start := time.Now()
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return 0, undo, err
+		return 0, "", undo, err
 	}
 	timeout := time.After(time.Minute)
 	for {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return 0, undo, fmt.Errorf("watch of %s closed", name)
+				return 0, "", undo, fmt.Errorf("watch of %s closed", name)
 			}
 			if p, ok := ev.Object.(*corev1.Pod); ok && ready(*p) {
-				return time.Since(start), undo, nil
+				return time.Since(start), string(p.UID), undo, nil
 			}
 		case <-timeout:
-			return 0, undo, fmt.Errorf("pod %s not Ready within a minute", name)
+			return 0, "", undo, fmt.Errorf("pod %s not Ready within a minute", name)
 		}
 	}
 }
@@ -102,48 +131,54 @@ func (c *realCluster) throughKubelet(i int) (time.Duration, func(), error) {
 // BenchmarkCreateToReadyOnContainerd measures create → Ready of a pod
 // whose image is present, on a real kubelet driving containerd's CRI
 // plugin through podtrace's interposer, next to the same sandbox, create
-// and start done straight at another containerd's CRI plugin of the same
-// configuration (podtrace-cni included), interleaved in the same run; one
-// sample of each per iteration (-benchtime 20x for 20).
+// and start sent straight at another containerd's CRI plugin of the same
+// configuration (podtrace-cni included): the requests the kubelet sent
+// for that pod, read back from its containerd, as crictl would send them.
+// One sample of each per iteration (-benchtime 20x for 20).
 func BenchmarkCreateToReadyOnContainerd(b *testing.B) {
+	const settle = 500 * time.Millisecond
 	c := startRealCluster(b, 1)
 	ctx := context.Background()
 	direct, err := c.host.StartNode(ctx, "bench-direct", "10.244.200.0/24")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, img := range []internalapi.ImageManagerService{direct.Images, c.host.Node("node-1").Images} {
+	node := c.host.Node("node-1")
+	for _, img := range []internalapi.ImageManagerService{direct.Images, node.Images} {
 		if _, err := img.PullImage(ctx, &runtimeapi.ImageSpec{Image: images.Demo}, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 	logDir := b.TempDir()
-	warm := func(i int) {
-		_, undo, err := criDirect(direct.Runtime, logDir, i)
-		undo()
-		if err != nil {
-			b.Fatalf("direct: %v", err)
-		}
-		_, undo, err = c.throughKubelet(i)
-		undo()
+	// sample times one pod through podtrace, then the same requests
+	// straight at containerd while that pod still runs (its sandbox's and
+	// container's host paths stay in place). Each starts on a settled
+	// machine, not while the kubelet and the control plane still write
+	// the last pod's status and events.
+	sample := func(i int) (podtrace, straight time.Duration) {
+		time.Sleep(settle)
+		pd, uid, undo, err := c.throughKubelet(i)
+		defer undo()
 		if err != nil {
 			b.Fatalf("podtrace: %v", err)
 		}
+		sb, cc, err := kubeletRequests(node.Runtime, uid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(settle)
+		dd, undoDirect, err := criDirect(direct.Runtime, sb, cc, logDir, i)
+		undoDirect()
+		if err != nil {
+			b.Fatalf("direct: %v", err)
+		}
+		return pd, dd
 	}
-	warm(0)
+	sample(0) // warm both paths
 	var pt, dir []time.Duration
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
-		dd, undo, err := criDirect(direct.Runtime, logDir, i)
-		undo()
-		if err != nil {
-			b.Fatalf("direct: %v", err)
-		}
-		pd, undo, err := c.throughKubelet(i)
-		undo()
-		if err != nil {
-			b.Fatalf("podtrace: %v", err)
-		}
+		pd, dd := sample(i)
 		dir, pt = append(dir, dd), append(pt, pd)
 	}
 	b.StopTimer()
