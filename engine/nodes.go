@@ -31,11 +31,9 @@ type CRI struct {
 }
 
 // nodeIP gives node i (from 0) its InternalIP in the pod network namespace
-// (engine/podnet), numbered as kind numbers its nodes: 172.18.0.2,
-// 172.18.0.3, …; the address is made local there.
+// (engine/podnet), made local there.
 func nodeIP(i int) (net.IP, error) {
-	n := i + 2
-	ip := net.IPv4(172, 18, byte(n/256), byte(n%256))
+	ip := podnet.HostIP(i + 2)
 	return ip, podnet.AddRange(ip.String() + "/32")
 }
 

@@ -68,8 +68,9 @@ type Model struct {
 	anchorWal time.Time
 	paused    bool
 	speed     float64
-	faultsN   int // active faults, from the Source once a second
-	heldN     int // pods held at a breakpoint
+	realTime  bool // the Source's events are on real time (ClockControl.RealTime)
+	faultsN   int  // active faults, from the Source once a second
+	heldN     int  // pods held at a breakpoint
 	detailAt  time.Time
 
 	detail  map[string]detailResult
@@ -210,7 +211,7 @@ func (m *Model) refreshStatus(now time.Time) {
 	m.status, m.statusAt = m.src.Status(), now
 	m.pods.setStatus(m.status)
 	if ck := m.src.Clock(); ck != nil {
-		m.paused, m.speed = ck.Paused(), ck.Speed()
+		m.paused, m.speed, m.realTime = ck.Paused(), ck.Speed(), ck.RealTime()
 	}
 	if fc := m.src.Faults(); fc != nil {
 		m.faultsN, m.heldN = len(fc.List()), len(fc.Held())
@@ -220,16 +221,16 @@ func (m *Model) refreshStatus(now time.Time) {
 }
 
 // engineNow estimates the Source's clock from the latest event time, the
-// wall time since, and the clock speed.
+// wall time since, and (on a replay's clock) its pause and speed.
 func (m *Model) engineNow() time.Time {
 	if m.anchorEng.IsZero() {
 		return m.c.Now()
 	}
-	if m.paused {
+	if m.paused && !m.realTime {
 		return m.anchorEng
 	}
 	sp := m.speed
-	if sp <= 0 {
+	if sp <= 0 || m.realTime {
 		sp = 1
 	}
 	return m.anchorEng.Add(time.Duration(float64(m.c.Now().Sub(m.anchorWal)) * sp))

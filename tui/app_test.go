@@ -194,6 +194,35 @@ func TestClockKeys(t *testing.T) {
 	}
 }
 
+// A live cluster runs on real time whatever pause and speed do (they hold
+// its gates and pace its simulated runtime), so the UI's estimate of the
+// cluster's time (waits, "next try in") runs at 1×; a replay's clock stops
+// when paused and runs at its speed.
+func TestEngineNowFollowsTheSourceClock(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		clock FakeClock
+		want  time.Duration // engine time passed in 10 s of wall time
+	}{
+		{"live, running at 4x", FakeClock{Rate: 4, Real: true}, 10 * time.Second},
+		{"live, paused", FakeClock{Rate: 1, IsPaused: true, Real: true}, 10 * time.Second},
+		{"replay at 4x", FakeClock{Rate: 4}, 40 * time.Second},
+		{"replay paused", FakeClock{Rate: 4, IsPaused: true}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wall := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
+			ck := tc.clock
+			m := New(&FakeSource{SourceName: "embedded", ClockControl: &ck}, Options{Now: func() time.Time { return wall }})
+			m.refreshStatus(wall)
+			m.anchorEng, m.anchorWal = wall, wall
+			wall = wall.Add(10 * time.Second)
+			if got := m.engineNow().Sub(m.anchorEng); got != tc.want {
+				t.Errorf("engine time after 10s: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDeleteScaleApply(t *testing.T) {
 	m, _, rec := fixture(80, 24, "dark")
 	press(m, "j", "j", "d", "y", "enter")
@@ -235,7 +264,7 @@ func TestUnavailableCommandsSayWhy(t *testing.T) {
 		t.Errorf("help advertises keys a read-only source cannot serve, or does not say why:\n%s", help)
 	}
 	press(m, "x")
-	if foot := ansi.Strip(m.Render()); strings.Contains(foot, "apply workload") || strings.Contains(foot, "pause clock") {
+	if foot := ansi.Strip(m.Render()); strings.Contains(foot, "apply workload") || strings.Contains(foot, "faster") {
 		t.Errorf("the footer advertises keys a read-only source cannot serve:\n%s", foot)
 	}
 }

@@ -182,7 +182,7 @@ func (m *Model) clockKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.c.Keys
 	ck := m.src.Clock()
 	if ck == nil {
-		return m.unavailable("clock control")
+		return m.unavailable("pause and speed")
 	}
 	switch {
 	case key.Matches(msg, k.Pause):
@@ -192,7 +192,7 @@ func (m *Model) clockKey(msg tea.KeyPressMsg) tea.Cmd {
 		if p {
 			word = "paused"
 		}
-		return do("clock "+word, func() error { return ck.SetPaused(p) })
+		return do(word, func() error { return ck.SetPaused(p) })
 	case key.Matches(msg, k.Faster), key.Matches(msg, k.Slower):
 		s := ck.Speed()
 		if s <= 0 {
@@ -204,7 +204,7 @@ func (m *Model) clockKey(msg tea.KeyPressMsg) tea.Cmd {
 			s = max(s/2, 1.0/16)
 		}
 		m.speed = s
-		return do("clock speed "+fmtSpeed(s), func() error { return ck.SetSpeed(s) })
+		return do("speed "+fmtSpeed(s), func() error { return ck.SetSpeed(s) })
 	case key.Matches(msg, k.FastForward):
 		return func() tea.Msg {
 			d, err := ck.FastForward()

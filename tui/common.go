@@ -194,7 +194,7 @@ func fmtAge(d time.Duration) string {
 	return strconv.Itoa(int(d/time.Hour)) + "h"
 }
 
-// fmtSpeed renders a clock speed: 1×, 4×, 0.5×.
+// fmtSpeed renders a speed: 1×, 4×, 0.5×.
 func fmtSpeed(s float64) string {
 	return strconv.FormatFloat(s, 'g', 3, 64) + "×"
 }

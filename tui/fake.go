@@ -211,6 +211,8 @@ func (f *FakeFaults) Continue(pod string) error {
 type FakeClock struct {
 	IsPaused bool
 	Rate     float64
+	// Real is what RealTime reports.
+	Real bool
 	// Jump is what FastForward reports.
 	Jump time.Duration
 }
@@ -236,3 +238,6 @@ func (c *FakeClock) SetSpeed(s float64) error { c.Rate = s; return nil }
 
 // FastForward returns Jump.
 func (c *FakeClock) FastForward() (time.Duration, error) { return c.Jump, nil }
+
+// RealTime returns Real.
+func (c *FakeClock) RealTime() bool { return c.Real }

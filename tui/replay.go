@@ -205,6 +205,9 @@ func (c *replayClock) SetSpeed(v float64) error {
 	return nil
 }
 
+// RealTime is false: pause and speed drive the replay's clock.
+func (c *replayClock) RealTime() bool { return false }
+
 // FastForward emits the next event at once.
 func (c *replayClock) FastForward() (time.Duration, error) {
 	c.mu.Lock()

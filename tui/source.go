@@ -142,16 +142,24 @@ type Held struct {
 	Stage stages.ID
 }
 
-// ClockControl drives the Source's clock.
+// ClockControl is what the pause, speed and fast-forward keys drive: a
+// replay's clock, or a live cluster's gates and simulated runtime.
 type ClockControl interface {
-	// Paused and Speed report the clock's state.
+	// Paused and Speed report the state the keys set.
 	Paused() bool
 	Speed() float64
-	// SetPaused pauses or resumes the clock.
+	// SetPaused pauses or resumes: a replay's clock, or every gate of a
+	// live cluster.
 	SetPaused(paused bool) error
-	// SetSpeed sets how many clock seconds pass per real second.
+	// SetSpeed sets a replay's recorded seconds per real second, or a live
+	// cluster's simulated runtime speed.
 	SetSpeed(speed float64) error
-	// FastForward runs the next pending retry now (a back-off, a scheduling
-	// retry) and says how far the clock jumped (0: no jump was needed).
+	// FastForward runs the next pending retry now (a replay's next event,
+	// a cluster's scheduling retries) and says how far the clock jumped
+	// (0: no jump was needed).
 	FastForward() (time.Duration, error)
+	// RealTime reports whether the Source's events are stamped on real
+	// time, as a live cluster's components run on whatever the keys do,
+	// rather than on a clock that pause and speed drive (a replay).
+	RealTime() bool
 }

@@ -178,7 +178,7 @@ func (m *Model) headerLine(w int) string {
 		if m.paused {
 			state, short = "⏸ paused", "⏸"
 		}
-		facts = append(facts, fact{"clock " + fmtSpeed(m.speed) + " " + state, fmtSpeed(m.speed) + " " + short})
+		facts = append(facts, fact{"speed " + fmtSpeed(m.speed) + " " + state, fmtSpeed(m.speed) + " " + short})
 	}
 	if m.faultsN > 0 {
 		facts = append(facts, fact{"faults " + itoa(m.faultsN), "faults " + itoa(m.faultsN)})

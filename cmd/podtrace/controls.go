@@ -86,20 +86,20 @@ func release(pod string, do func(string) bool, t *trace.Tracer) error {
 	return nil
 }
 
-// clockControl gives the UI's pause, speed and fast-forward keys their
+// paceControl gives the UI's pause, speed and fast-forward keys their
 // meaning on a live cluster.
-type clockControl struct{ e *engine.Engine }
+type paceControl struct{ e *engine.Engine }
 
 // Paused reports whether the gates are paused.
-func (c clockControl) Paused() bool { return c.e.Tracer.Paused() }
+func (c paceControl) Paused() bool { return c.e.Tracer.Paused() }
 
 // Speed is the simulated runtime's speed.
-func (c clockControl) Speed() float64 { return c.e.Speed() }
+func (c paceControl) Speed() float64 { return c.e.Speed() }
 
 // SetPaused pauses every gate (admission, scheduling, the CRI calls):
 // each pod stops before its next stage, shown waiting as Paused, while
 // the components run on.
-func (c clockControl) SetPaused(paused bool) error {
+func (c paceControl) SetPaused(paused bool) error {
 	if paused {
 		c.e.Tracer.Pause()
 	} else {
@@ -110,13 +110,17 @@ func (c clockControl) SetPaused(paused bool) error {
 
 // SetSpeed scales the simulated runtime's latency model from its next wait
 // on (2 = twice as fast); the components run on real time.
-func (c clockControl) SetSpeed(speed float64) error { return c.e.SetSpeed(speed) }
+func (c paceControl) SetSpeed(speed float64) error { return c.e.SetSpeed(speed) }
+
+// RealTime is true: the components run on real time whatever the keys do,
+// and the events are stamped on it.
+func (c paceControl) RealTime() bool { return true }
 
 // FastForward runs the pending retries now: kube-scheduler's (every pod
 // waiting in its unschedulable or back-off queue is activated, as a
 // cluster event would), and ends the waits of delay faults. Nothing
 // jumps: it returns 0.
-func (c clockControl) FastForward() (time.Duration, error) {
+func (c paceControl) FastForward() (time.Duration, error) {
 	activated := 0
 	if c.e.Scheduler != nil {
 		activated = c.e.Scheduler.ActivatePending(context.Background())

@@ -23,7 +23,7 @@ import (
 func TestFastForwardKeyRetriesScheduling(t *testing.T) {
 	ctx := context.Background()
 	e := startOneNode(t)
-	cc := clockControl{e}
+	cc := paceControl{e}
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "default"},
@@ -56,7 +56,7 @@ func TestFastForwardKeyRetriesScheduling(t *testing.T) {
 func TestPauseKeyHoldsEveryGate(t *testing.T) {
 	ctx := context.Background()
 	e := startOneNode(t)
-	cc := clockControl{e}
+	cc := paceControl{e}
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
 	if err := cc.SetPaused(true); err != nil || !cc.Paused() {

@@ -266,5 +266,5 @@ func (s *engineSource) Clock() tui.ClockControl {
 	if s.engine() == nil {
 		return nil
 	}
-	return clockControl{s.e}
+	return paceControl{s.e}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestControlsOnTheRealEngine drives the keys that act on the embedded
-// cluster through the real binary: clock speed and pause, a breakpoint
+// cluster through the real binary: runtime speed and pause, a breakpoint
 // before pull for every pod with step and continue, a pull fault from the
 // fault menu with the back-off it causes and fast-forward, delete and scale.
 func TestControlsOnTheRealEngine(t *testing.T) {
@@ -21,13 +21,13 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 
 	// Clock: + doubles the engine's speed, - halves it, space pauses.
 	tm.keys("+")
-	tm.waitFor("clock at 2×", 10*time.Second, has("clock 2× ▶"))
+	tm.waitFor("clock at 2×", 10*time.Second, has("speed 2× ▶"))
 	tm.keys("-")
-	tm.waitFor("clock back at 1×", 10*time.Second, has("clock 1× ▶"))
+	tm.waitFor("clock back at 1×", 10*time.Second, has("speed 1× ▶"))
 	tm.keys("Space")
-	tm.waitFor("the clock paused", 10*time.Second, has("clock 1× ⏸ paused"))
+	tm.waitFor("the clock paused", 10*time.Second, has("speed 1× ⏸ paused"))
 	tm.keys("Space")
-	tm.waitFor("the clock running", 10*time.Second, has("clock 1× ▶"))
+	tm.waitFor("the clock running", 10*time.Second, has("speed 1× ▶"))
 
 	// A breakpoint before pull for every pod (B at the pull column).
 	for i := 0; i < 10; i++ {

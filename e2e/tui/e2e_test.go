@@ -24,7 +24,7 @@ func TestEndToEnd(t *testing.T) {
 	tm := startTerm(t, 120, 40, bin, "--data-dir", data)
 
 	s := tm.waitFor("the first frame with 3 Ready nodes", time.Minute,
-		has("podtrace", "embedded", "nodes 3/3 Ready", "etcd healthy", "simulated", "clock 1×", "No pods yet"))
+		has("podtrace", "embedded", "nodes 3/3 Ready", "etcd healthy", "simulated", "speed 1×", "No pods yet"))
 	assertNoLogs(t, s)
 
 	tm.keys("a")
@@ -97,7 +97,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	tm.keys("?")
-	s = tm.waitFor("the help", 5*time.Second, has("Press any key to close.", "break (this pod)", "pause clock"))
+	s = tm.waitFor("the help", 5*time.Second, has("Press any key to close.", "break (this pod)", "faster"))
 	tm.keys("x")
 	tm.waitFor("help closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Press any key to close.") })
 

@@ -361,9 +361,8 @@ func waitDone(done <-chan struct{}) {
 }
 
 // AdvertiseAddress is kube-apiserver's address in the pod network namespace
-// (engine/podnet): the first of kind's node network, whose nodes start at
-// .2.
-const AdvertiseAddress = "172.18.0.1"
+// (engine/podnet): the first of its node network.
+var AdvertiseAddress = podnet.HostIP(1).String()
 
 // advertise returns the kube-apiserver flags for its own endpoints. The
 // Endpoints and EndpointSlice APIs refuse loopback addresses, so on

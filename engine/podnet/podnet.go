@@ -50,6 +50,12 @@ func init() { os.Unsetenv(envChild) }
 // that Reexec made.
 func Inside() bool { return child != "" }
 
+// HostIP is host n's address on the namespace's node network, numbered as
+// kind numbers its nodes' network: 1 is kube-apiserver's advertised
+// address, the nodes start at 2 (172.18.0.2, 172.18.0.3, …). AddRange
+// makes it local.
+func HostIP(n int) net.IP { return net.IPv4(172, 18, byte(n/256), byte(n%256)) }
+
 // ErrUnsupported is Reexec's answer where namespaces cannot be made.
 var ErrUnsupported = errors.New("network namespaces need Linux")
 
