@@ -7,8 +7,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/logs"
@@ -83,6 +85,17 @@ func TestPauseKeyHoldsEveryGate(t *testing.T) {
 		t.Fatalf("the create returned (%v) while paused", err)
 	case <-time.After(time.Second):
 	}
+	// A request with a timeout meets kube-apiserver's own while held, and
+	// what it asked for is not done.
+	late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+	noClientTimeout := e.AdminConfig()
+	noClientTimeout.Timeout = 0
+	err := kubernetes.NewForConfigOrDie(noClientTimeout).CoreV1().RESTClient().Post().Namespace("default").Resource("pods").
+		Param("timeout", "2s").Body(late).Do(ctx).Error()
+	if !apierrors.IsTimeout(err) {
+		t.Fatalf("a create with ?timeout=2s while paused: %v, want kube-apiserver's Timeout", err)
+	}
 	if err := cc.SetPaused(false); err != nil || cc.Paused() {
 		t.Fatalf("SetPaused(false) = %v, Paused() = %v", err, cc.Paused())
 	}
@@ -92,6 +105,9 @@ func TestPauseKeyHoldsEveryGate(t *testing.T) {
 	for {
 		p, err := e.AdminClient().CoreV1().Pods("default").Get(ctx, "held", metav1.GetOptions{})
 		if err == nil && p.Spec.NodeName != "" {
+			if _, err := e.AdminClient().CoreV1().Pods("default").Get(ctx, "late", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the pod whose create timed out while paused: %v, want NotFound", err)
+			}
 			return
 		}
 		select {
