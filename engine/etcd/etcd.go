@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -91,15 +93,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.LogFile == "" {
 		cfg.LogFile = filepath.Join(dir, "etcd.log")
 	}
-	ports, err := freePorts(2)
+	e, err := startEmbedded(filepath.Join(dir, "member-data"), cfg)
 	if err != nil {
 		s.cleanup()
-		return nil, fmt.Errorf("start etcd: %w", err)
-	}
-	e, err := embed.StartEtcd(embedConfig(filepath.Join(dir, "member-data"), cfg, ports))
-	if err != nil {
-		s.cleanup()
-		return nil, fmt.Errorf("start etcd (log: %s): %w", cfg.LogFile, err)
+		return nil, err
 	}
 	select {
 	case <-e.Server.ReadyNotify():
@@ -223,6 +220,31 @@ func (s *Server) cleanup() {
 	if s.tmpDir != "" {
 		os.RemoveAll(s.tmpDir)
 	}
+}
+
+// startEmbedded starts the member on two free loopback ports. Another
+// process may take one of them between freePorts and etcd's bind: then it
+// tries again on new ones.
+func startEmbedded(dir string, cfg Config) (*embed.Etcd, error) {
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(2)
+		if err != nil {
+			return nil, fmt.Errorf("start etcd: %w", err)
+		}
+		e, err := embed.StartEtcd(embedConfig(dir, cfg, ports))
+		if err == nil {
+			return e, nil
+		}
+		if attempt == 3 || !addrInUse(err) {
+			return nil, fmt.Errorf("start etcd (log: %s): %w", cfg.LogFile, err)
+		}
+	}
+}
+
+// addrInUse reports whether err is a bind to a port already taken. etcd
+// does not always wrap the listener's error, but keeps its text.
+func addrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), syscall.EADDRINUSE.Error())
 }
 
 // freePorts asks the kernel for n free loopback ports.

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
 )
 
 func TestEmbeddedKeepsDataAcrossRestarts(t *testing.T) {
@@ -104,3 +107,27 @@ func TestExternalEtcd(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// etcd's own error for a client port another process took between
+// freePorts and its bind is recognised, so that Start tries new ports.
+func TestTakenPortIsRecognised(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := []int{ln.Addr().(*net.TCPAddr).Port, ports[0]}
+	dir := t.TempDir()
+	e, err := embed.StartEtcd(embedConfig(filepath.Join(dir, "member"), Config{LogFile: filepath.Join(dir, "etcd.log")}, taken))
+	if err == nil {
+		e.Close()
+		t.Fatal("etcd started on a port in use")
+	}
+	if !addrInUse(err) {
+		t.Errorf("etcd's bind error %q is not recognised as a port in use", err)
+	}
+}
