@@ -90,9 +90,11 @@ func TestPauseKeyHoldsEveryGate(t *testing.T) {
 	late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "default"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
 	noClientTimeout := e.AdminConfig()
-	noClientTimeout.Timeout = 0
+	noClientTimeout.Timeout = 0 // not the client's own: ?timeout=2s alone
+	wait, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
 	err := kubernetes.NewForConfigOrDie(noClientTimeout).CoreV1().RESTClient().Post().Namespace("default").Resource("pods").
-		Param("timeout", "2s").Body(late).Do(ctx).Error()
+		Param("timeout", "2s").Body(late).Do(wait).Error()
 	if !apierrors.IsTimeout(err) {
 		t.Fatalf("a create with ?timeout=2s while paused: %v, want kube-apiserver's Timeout", err)
 	}

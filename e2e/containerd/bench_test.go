@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,31 @@ func kubeletRequests(rt internalapi.RuntimeService, uid string) (*runtimeapi.Pod
 		return nil, nil, fmt.Errorf("the container configuration of pod %s: %v", uid, err)
 	}
 	return sbInfo.Config, cInfo.Config, nil
+}
+
+// copyMounts copies the files and directories cc mounts into dir and
+// points its mounts at the copies, so that cc can run after its pod is gone.
+func copyMounts(cc *runtimeapi.ContainerConfig, dir string) error {
+	for i, m := range cc.Mounts {
+		to := filepath.Join(dir, strconv.Itoa(i))
+		fi, err := os.Stat(m.HostPath)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			err = os.MkdirAll(to, 0o755)
+		} else if err = os.MkdirAll(dir, 0o755); err == nil {
+			var data []byte
+			if data, err = os.ReadFile(m.HostPath); err == nil {
+				err = os.WriteFile(to, data, fi.Mode())
+			}
+		}
+		if err != nil {
+			return err
+		}
+		m.HostPath = to
+	}
+	return nil
 }
 
 // criDirect runs a pod's sandbox, then creates and starts its container,
@@ -150,19 +177,23 @@ func BenchmarkCreateToReadyOnContainerd(b *testing.B) {
 		}
 	}
 	logDir := b.TempDir()
-	// sample times one pod through podtrace, then the same requests
-	// straight at containerd while that pod still runs (its sandbox's and
-	// container's host paths stay in place). Each starts on a settled
-	// machine, not while the kubelet and the control plane still write
-	// the last pod's status and events.
+	// sample times one pod through podtrace, then, once it is gone, the
+	// same requests straight at containerd (with copies of the files the
+	// kubelet mounted). Each starts on a settled machine, not while the
+	// kubelet and the control plane still write the last pod's status and
+	// events, or tear it down.
 	sample := func(i int) (podtrace, straight time.Duration) {
 		time.Sleep(settle)
 		pd, uid, undo, err := c.throughKubelet(i)
-		defer undo()
 		if err != nil {
+			undo()
 			b.Fatalf("podtrace: %v", err)
 		}
 		sb, cc, err := kubeletRequests(node.Runtime, uid)
+		if err == nil {
+			err = copyMounts(cc, filepath.Join(logDir, fmt.Sprintf("mounts-%d", i)))
+		}
+		undo()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -75,7 +75,10 @@ type ControlPlane struct {
 	// Scheduler is kube-scheduler's seam (nil without a Tracer).
 	Scheduler *schedhooks.Hooks
 
-	cancel context.CancelFunc // stops kube-apiserver and etcd
+	cancel context.CancelFunc // stops kube-apiserver (Close stops etcd)
+	// stopAtOnce stops kube-apiserver when the caller's context ends, until
+	// kube-controller-manager starts (then stopInOrder does).
+	stopAtOnce func() bool
 	// stopComponents stops kube-controller-manager and kube-scheduler,
 	// which Close does first.
 	stopComponents context.CancelFunc
@@ -110,13 +113,13 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	return cp, nil
 }
 
-// start runs etcd and kube-apiserver on a context of their own. Close ends
-// it, and so does the end of ctx: at once while the control plane starts,
-// then only once kube-controller-manager has stopped (stopInOrder).
+// start runs kube-apiserver on a context of its own. Close ends it, and so
+// does the end of ctx: at once until kube-controller-manager starts, then
+// only once it has stopped (stopInOrder).
 func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	components := ctx
 	ctx, cp.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	stopAtOnce := context.AfterFunc(components, cp.cancel)
+	cp.stopAtOnce = context.AfterFunc(components, cp.cancel)
 	var err error
 	if err = os.MkdirAll(cp.DataDir, 0o700); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
@@ -172,16 +175,17 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if !cp.stopAtOnce() {
+		return fmt.Errorf("start control plane: %w", context.Cause(components))
+	}
 	components, cp.stopComponents = context.WithCancel(components)
 	if cp.kcmDone, err = upstream.StartControllerManager(components, upstream.ControllerManagerConfig{Kubeconfig: kcm,
 		ServiceAccountKeyFile: saKey, RootCAFile: cp.PKI.Path(pki.CACertFile), Controllers: cfg.Controllers,
 		ClusterSigningCertFile: cp.PKI.Path(pki.CACertFile), ClusterSigningKeyFile: cp.PKI.Path(pki.CAKeyFile)}); err != nil {
 		return err
 	}
-	if stopAtOnce() {
-		kcmDone := cp.kcmDone
-		context.AfterFunc(components, func() { stopInOrder(kcmDone, cp.cancel) })
-	}
+	kcmDone := cp.kcmDone
+	context.AfterFunc(components, func() { stopInOrder(kcmDone, cp.cancel) })
 	sched, err := cp.componentKubeconfig(scheduler, "kube-scheduler")
 	if err != nil {
 		return err
@@ -310,7 +314,7 @@ func (cp *ControlPlane) AdminConfig() *rest.Config {
 		QPS:             -1, Timeout: 60 * time.Second}
 }
 
-// stopInOrder stops kube-apiserver and etcd (stopAPI) once
+// stopInOrder stops kube-apiserver (stopAPI) once
 // kube-controller-manager has stopped. It may still be building its
 // controllers (just after a restart, when the default service account is
 // already there), and without kube-apiserver that fails: the namespace
@@ -325,6 +329,9 @@ func stopInOrder(kcmDone <-chan struct{}, stopAPI context.CancelFunc) {
 // Close stops the components and etcd and removes a temporary data dir.
 func (cp *ControlPlane) Close() error {
 	cp.once.Do(func() {
+		if cp.stopAtOnce != nil {
+			cp.stopAtOnce()
+		}
 		if cp.stopComponents != nil {
 			cp.stopComponents()
 		}

@@ -247,8 +247,9 @@ func addrInUse(err error) bool {
 	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), syscall.EADDRINUSE.Error())
 }
 
-// freePorts asks the kernel for n free loopback ports.
-func freePorts(n int) ([]int, error) {
+// freePorts asks the kernel for n free loopback ports (a variable, so that
+// a test can hand out a taken one).
+var freePorts = func(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
