@@ -53,6 +53,7 @@ func TestKubectl(t *testing.T) {
 			{"describe", func(t *testing.T) { testDescribe(t, k, web, "ticker-"+suffix) }},
 			{"auth can-i and 403", func(t *testing.T) { testAuth(t, c, k, "denied-"+suffix) }},
 			{"field validation", func(t *testing.T) { testFieldValidation(t, k, "bad-"+suffix) }},
+			{"a non-root pod", func(t *testing.T) { testNonRootPod(t, k, "nonroot-"+suffix) }},
 			{"delete --wait", func(t *testing.T) { testDelete(t, k, web, "ticker-"+suffix, "cd-"+suffix) }},
 		}
 		for _, s := range steps {

@@ -216,3 +216,26 @@ func testDelete(t *testing.T, k *kubectl, web, pod, created string) {
 		return strings.TrimSpace(out) == "" && strings.Contains(errOut, "No resources found in default namespace."), out + errOut
 	})
 }
+
+// testNonRootPod runs a pod as user 1000 with group 2000: the kubelet gives
+// it its service account token as that user, and the pod runs, as on any
+// cluster (in a user namespace that maps only root, the chown fails and the
+// pod stays ContainerCreating).
+func testNonRootPod(t *testing.T, k *kubectl, name string) {
+	k.apply(`apiVersion: v1
+kind: Pod
+metadata:
+  name: ` + name + `
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 2000, runAsNonRoot: true, fsGroup: 2000}
+  containers:
+  - name: app
+    image: nginx:1.27
+`)
+	if out, errOut, err := k.run("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s"); err != nil {
+		t.Fatalf("pod running as user 1000 not Ready: %v %s\n%s", err, errOut, k.ok("describe", "pod", name))
+	} else if out != "pod/"+name+" condition met\n" {
+		t.Errorf("wait = %q", out)
+	}
+	k.ok("delete", "pod", name, "--wait=false")
+}

@@ -43,13 +43,11 @@ func Reexec(hostAddr string) (int, error) {
 		cmd.ExtraFiles = []*os.File{f}
 		cmd.Env[len(cmd.Env)-1] = envChild + "=" + ln.Addr().String()
 	}
-	uid, gid := os.Getuid(), os.Getgid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
-		Pdeathsig:   syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		Pdeathsig:  syscall.SIGKILL,
 	}
+	idMaps(cmd.SysProcAttr, os.Getuid(), os.Getgid())
 	// The child shares the terminal and its process group, so a Ctrl-C
 	// there reaches it directly; signals sent to this process alone are
 	// passed on.
@@ -76,6 +74,27 @@ func Reexec(hostAddr string) (int, error) {
 		return 0, err
 	}
 	return 0, nil
+}
+
+// idMaps maps the namespace's user and group IDs. Run by root, it maps
+// IDs 0-65535 to themselves, as a container runtime sizes a user
+// namespace: the kubelet gives a pod's files to its runAsUser and fsGroup
+// (the projected service account token, for one), and a chown to an
+// unmapped ID fails ("invalid argument"), which keeps such a pod from
+// starting. (Not every ID: with the host's own full map, the kubelet would
+// take itself for outside a user namespace and fail to open /dev/kmsg.)
+// Anyone else can map only their own IDs, to root there; pods with a
+// runAsUser or fsGroup then fail to start.
+func idMaps(attr *syscall.SysProcAttr, uid, gid int) {
+	if uid == 0 {
+		const ids = 1 << 16
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: ids}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: ids}}
+		attr.GidMappingsEnableSetgroups = true
+		return
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
 }
 
 // Setup brings the namespace's loopback interface up; call it once,
