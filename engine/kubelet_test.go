@@ -11,7 +11,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podtrace/podtrace/engine/enginetest"
@@ -201,6 +203,38 @@ func TestKubeletPods(t *testing.T) {
 		})
 		if len(lane("crash", stages.Start, stages.Retrying)) == 0 {
 			t.Error("no start retry (CrashLoopBackOff) in the lane")
+		}
+	})
+
+	t.Run("in-place resize", func(t *testing.T) {
+		res := func(cpuReq, cpuLim string) corev1.ResourceRequirements {
+			return corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuReq), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuLim), corev1.ResourceMemory: resource.MustParse("128Mi")}}
+		}
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "resized"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "nginx:1.27", Resources: res("100m", "200m")}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("resized")) })
+		patch := `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"150m"},"limits":{"cpu":"300m"}}}]}}`
+		if _, err := pods.Patch(ctx, "resized", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "resize"); err != nil {
+			t.Fatal(err)
+		}
+		want := res("150m", "300m")
+		var got *corev1.ResourceRequirements
+		enginetest.WaitFor(t, 30*time.Second, "the resize in the container's status", func() bool {
+			p := get("resized")
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress {
+					return false
+				}
+			}
+			if len(p.Status.ContainerStatuses) == 1 {
+				got = p.Status.ContainerStatuses[0].Resources
+			}
+			return got != nil && got.Requests.Cpu().Equal(*want.Requests.Cpu()) && got.Limits.Cpu().Equal(*want.Limits.Cpu())
+		})
+		if p := get("resized"); !isReady(p) || p.Status.ContainerStatuses[0].RestartCount != 0 {
+			t.Errorf("after the resize: ready %v, restarts %d; want ready, not restarted", isReady(p), p.Status.ContainerStatuses[0].RestartCount)
 		}
 	})
 

@@ -1,10 +1,14 @@
 package node
 
 import (
+	"fmt"
+
 	cadvisorapi "github.com/google/cadvisor/info/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"k8s.io/klog/v2"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 )
@@ -65,4 +69,41 @@ func (c *containerManager) GetCapacity(localStorageCapacityIsolation bool) v1.Re
 		return v1.ResourceList{}
 	}
 	return v1.ResourceList{v1.ResourceEphemeralStorage: c.storage}
+}
+
+// NewPodContainerManager returns the stub's pod container manager, with
+// pod-level cgroup settings that always match what the pod is allocated:
+// the simulated node keeps no pod cgroups, so an in-place resize goes on
+// to the containers (UpdateContainerResources), whose runtime reports the
+// new settings. kubemark's stub refuses them ("not implemented"), and
+// without QoS cgroups the real kubelet has none to read, either of which
+// fails every in-place resize.
+func (c *containerManager) NewPodContainerManager() cm.PodContainerManager {
+	return allocatedPodCgroups{c.ContainerManager.NewPodContainerManager()}
+}
+
+// allocatedPodCgroups answers for pod-level cgroups as if each were set to
+// its pod's allocation.
+type allocatedPodCgroups struct{ cm.PodContainerManager }
+
+// GetPodCgroupConfig returns the settings the pod's allocation gives its
+// cgroup (CPU quota over the kubelet's default 100ms period, CPU shares,
+// memory limit).
+func (allocatedPodCgroups) GetPodCgroupConfig(pod *v1.Pod, name v1.ResourceName) (*cm.ResourceConfig, error) {
+	all := cm.ResourceConfigForPod(pod, true, 100000, false, kubeletconfig.NoneMemoryReservationPolicy)
+	if all == nil {
+		return nil, fmt.Errorf("no cgroup settings for pod %s/%s on this platform", pod.Namespace, pod.Name)
+	}
+	switch name {
+	case v1.ResourceCPU:
+		return &cm.ResourceConfig{CPUShares: all.CPUShares, CPUQuota: all.CPUQuota, CPUPeriod: all.CPUPeriod}, nil
+	case v1.ResourceMemory:
+		return &cm.ResourceConfig{Memory: all.Memory}, nil
+	}
+	return nil, fmt.Errorf("no pod cgroup setting for %s", name)
+}
+
+// SetPodCgroupConfig has no pod cgroup to write to.
+func (allocatedPodCgroups) SetPodCgroupConfig(klog.Logger, *v1.Pod, *cm.ResourceConfig) error {
+	return nil
 }

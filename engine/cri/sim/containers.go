@@ -38,7 +38,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	if err != nil {
 		return "", criError(err)
 	}
-	c := &container{id: id, sandbox: sandboxID, config: cfg, created: time.Now(), imageRef: cfg.GetImage().GetImage()}
+	c := &container{id: id, sandbox: sandboxID, config: cfg, created: time.Now(), imageRef: cfg.GetImage().GetImage(),
+		resources: cfg.GetLinux().GetResources()}
 	if dir, p := sc.GetLogDirectory(), cfg.GetLogPath(); dir != "" && p != "" {
 		c.logPath = filepath.Join(dir, p)
 		c.log = openLog(c.logPath)
@@ -135,7 +136,13 @@ func (r *Runtime) status(ctx context.Context, c *container) (*runtimeapi.Contain
 	if err != nil {
 		return nil, criError(err)
 	}
-	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.config.GetMetadata(),
+	var res *runtimeapi.ContainerResources
+	r.mu.Lock()
+	if c.resources != nil {
+		res = &runtimeapi.ContainerResources{Linux: c.resources}
+	}
+	r.mu.Unlock()
+	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.config.GetMetadata(), Resources: res,
 		State: criState(st.State), CreatedAt: c.created.UnixNano(), StartedAt: unixNano(st.StartedAt), FinishedAt: unixNano(st.FinishedAt),
 		ExitCode: int32(st.ExitCode), Image: c.config.GetImage(), ImageRef: c.imageRef, Reason: st.Reason, Message: st.Message,
 		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath}, nil
@@ -153,8 +160,18 @@ func criState(s model.State) runtimeapi.ContainerState {
 	return runtimeapi.ContainerState_CONTAINER_UNKNOWN
 }
 
-// UpdateContainerResources accepts the new resources.
-func (r *Runtime) UpdateContainerResources(context.Context, string, *runtimeapi.ContainerResources) error {
+// UpdateContainerResources applies an in-place resize: the container's
+// status reports the new CPU and memory settings from then on.
+func (r *Runtime) UpdateContainerResources(_ context.Context, id string, res *runtimeapi.ContainerResources) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[id]
+	if !ok {
+		return notFound("container", id)
+	}
+	if res.GetLinux() != nil {
+		c.resources = res.GetLinux()
+	}
 	return nil
 }
 

@@ -117,6 +117,11 @@ type container struct {
 	imageRef    string
 	logPath     string
 	log         *logFile
+	// resources are the container's CPU and memory settings, from its
+	// configuration and then UpdateContainerResources (guarded by the
+	// runtime's mu), reported in its status as containerd reports the ones
+	// it applied.
+	resources *runtimeapi.LinuxContainerResources
 	// restored is set on a container loaded from the state of an earlier
 	// run: it exited with the node (see StateFile).
 	restored *runtimeapi.ContainerStatus
