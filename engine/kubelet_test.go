@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/podnet"
@@ -203,6 +206,19 @@ func TestKubeletPods(t *testing.T) {
 		})
 		if len(lane("crash", stages.Start, stages.Retrying)) == 0 {
 			t.Error("no start retry (CrashLoopBackOff) in the lane")
+		}
+	})
+
+	t.Run("hostPath volume", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "not-made")
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hostpath"}, Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}}},
+			Containers: []corev1.Container{{Name: "agent", Image: "busybox:1.36", Command: []string{"sleep", "3600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/var/log"}}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("hostpath")) })
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the simulated node made its hostPath %s on this machine (%v)", dir, err)
 		}
 	})
 

@@ -281,10 +281,11 @@ func closeFor(d *connrotation.Dialer, period time.Duration) {
 	}
 }
 
-// volumePlugins are the volume types a simulated node mounts: the ones
-// that only write files under the kubelet's root directory.
+// volumePlugins are the volume types a node mounts: the ones that only
+// write files under the kubelet's root directory, and hostPath, which
+// leaves the host alone (hostPathPlugins).
 func volumePlugins() []volume.VolumePlugin {
-	var p []volume.VolumePlugin
+	p := hostPathPlugins()
 	p = append(p, emptydir.ProbeVolumePlugins()...)
 	p = append(p, secret.ProbeVolumePlugins()...)
 	p = append(p, configmap.ProbeVolumePlugins()...)
