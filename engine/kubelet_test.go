@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +46,19 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 	if _, err := e.AdminClient().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1/proxy/pods").DoRaw(ctx); err != nil {
 		t.Errorf("kube-apiserver's proxy to the kubelet: %v", err)
 	}
+	// With a node IP of its own (the pod network namespace), the kubelet
+	// listens there on its usual port, which the node advertises and tools
+	// name (the e2e framework asks for node-1:10250/proxy).
+	if podnet.Inside() {
+		if p := n.Status.DaemonEndpoints.KubeletEndpoint.Port; p != 10250 {
+			t.Errorf("the node advertises its kubelet on port %d, want 10250", p)
+		}
+		if _, err := e.AdminClient().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1:10250/proxy/pods").DoRaw(ctx); err != nil {
+			t.Errorf("kube-apiserver's proxy to node-1:10250: %v", err)
+		}
+	}
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := insecure.Get(fmt.Sprintf("https://127.0.0.1:%d/pods", e.Nodes[0].Port))
+	resp, err := insecure.Get(fmt.Sprintf("https://%s/pods", net.JoinHostPort(e.Nodes[0].Address, strconv.Itoa(e.Nodes[0].Port))))
 	if err != nil {
 		t.Fatal(err)
 	}

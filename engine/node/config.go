@@ -17,7 +17,7 @@ import (
 // as kubemark's GetHollowKubeletConfig builds them (pkg/kubemark), with
 // podtrace's differences: the server listens on loopback, the node keeps
 // its labels, taints and pod capacity, and nothing reads host cgroups.
-func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) {
+func kubeletServer(cfg Config, addr string, port int) (*kubeletoptions.KubeletServer, error) {
 	f := kubeletoptions.NewKubeletFlags()
 	f.RootDirectory = cfg.Dir
 	f.HostnameOverride = cfg.Spec.Name
@@ -39,7 +39,7 @@ func kubeletServer(cfg Config, port int) (*kubeletoptions.KubeletServer, error) 
 	c.StaticPodURL = ""
 	c.StaticPodPath = filepath.Join(cfg.Dir, "manifests")
 	c.EnableServer = true
-	c.Address = "127.0.0.1"
+	c.Address = addr
 	c.Port = int32(port)
 	c.ReadOnlyPort = 0
 	c.HealthzPort = 0

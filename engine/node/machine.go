@@ -11,6 +11,7 @@ import (
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
+	"k8s.io/utils/ptr"
 )
 
 // DefaultEphemeralStorage is a node's ephemeral-storage capacity when its
@@ -90,14 +91,30 @@ type allocatedPodCgroups struct{ cm.PodContainerManager }
 // cgroup (CPU quota over the kubelet's default 100ms period, CPU shares,
 // memory limit).
 func (allocatedPodCgroups) GetPodCgroupConfig(pod *v1.Pod, name v1.ResourceName) (*cm.ResourceConfig, error) {
-	all := cm.ResourceConfigForPod(pod, true, 100000, false, kubeletconfig.NoneMemoryReservationPolicy)
+	const period = 100000 // µs, the kubelet's default CFS quota period
+	all := cm.ResourceConfigForPod(pod, true, period, false, kubeletconfig.NoneMemoryReservationPolicy)
 	if all == nil {
 		return nil, fmt.Errorf("no cgroup settings for pod %s/%s on this platform", pod.Namespace, pod.Name)
 	}
+	// A cgroup always has each setting: no limit reads as a quota of -1
+	// over the default period, and a memory limit of 0 (none).
 	switch name {
 	case v1.ResourceCPU:
-		return &cm.ResourceConfig{CPUShares: all.CPUShares, CPUQuota: all.CPUQuota, CPUPeriod: all.CPUPeriod}, nil
+		c := &cm.ResourceConfig{CPUShares: all.CPUShares, CPUQuota: all.CPUQuota, CPUPeriod: all.CPUPeriod}
+		if c.CPUQuota == nil {
+			c.CPUQuota = ptr.To[int64](-1)
+		}
+		if c.CPUShares == nil {
+			c.CPUShares = ptr.To[uint64](cm.MinShares)
+		}
+		if c.CPUPeriod == nil {
+			c.CPUPeriod = ptr.To[uint64](period)
+		}
+		return c, nil
 	case v1.ResourceMemory:
+		if all.Memory == nil {
+			return &cm.ResourceConfig{Memory: ptr.To[int64](0)}, nil
+		}
 		return &cm.ResourceConfig{Memory: all.Memory}, nil
 	}
 	return nil, fmt.Errorf("no pod cgroup setting for %s", name)

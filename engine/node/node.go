@@ -15,7 +15,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -103,9 +102,12 @@ type Config struct {
 type Node struct {
 	// Name is the node's name.
 	Name string
-	// Port is where the kubelet's API server listens on 127.0.0.1; the Node
-	// object advertises it in status.daemonEndpoints.
-	Port int
+	// Address and Port are where the kubelet's API server listens: the
+	// node's own IP and the kubelet's 10250 when it has one (NodeIP), else
+	// 127.0.0.1 and a port of its own. The Node object advertises the port
+	// in status.daemonEndpoints.
+	Address string
+	Port    int
 }
 
 // Start starts the node's kubelet and returns once it runs; it registers
@@ -121,17 +123,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Dir, err = rootDir(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
-	port, err := reservePort()
+	addr, port, release, err := listenAddress(cfg.NodeIP)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	started := false
 	defer func() {
 		if !started {
-			releasePort(port)
+			release()
 		}
 	}()
-	server, err := kubeletServer(cfg, port)
+	server, err := kubeletServer(cfg, addr, port)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
@@ -183,12 +185,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	started = true
-	listening.Store(strconv.Itoa(port), struct{}{})
-	context.AfterFunc(ctx, func() {
-		listening.Delete(strconv.Itoa(port))
-		releasePort(port)
-	})
-	return &Node{Name: name, Port: port}, nil
+	context.AfterFunc(ctx, release)
+	return &Node{Name: name, Address: addr, Port: port}, nil
 }
 
 // osInterface is what the kubelet uses for files: the real one for real

@@ -27,9 +27,9 @@ var ports = struct {
 	taken map[int]bool
 }{next: firstPort + rand.IntN(endPort-firstPort), taken: map[int]bool{}}
 
-// reservePort returns a port free on 127.0.0.1 for a kubelet's API and
-// keeps it from this process's other kubelets until releasePort.
-func reservePort() (int, error) {
+// reservePort returns a port free on host for a kubelet's API and keeps
+// it from this process's other kubelets until releasePort.
+func reservePort(host string) (int, error) {
 	ports.Lock()
 	defer ports.Unlock()
 	for range endPort - firstPort {
@@ -40,7 +40,7 @@ func reservePort() (int, error) {
 		if ports.taken[p] {
 			continue
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
 		if err != nil {
 			continue
 		}
@@ -48,7 +48,41 @@ func reservePort() (int, error) {
 		ports.taken[p] = true
 		return p, nil
 	}
-	return 0, fmt.Errorf("no free port on 127.0.0.1 for the kubelet's API in %d-%d", firstPort, endPort-1)
+	return 0, fmt.Errorf("no free port on %s for the kubelet's API in %d-%d", host, firstPort, endPort-1)
+}
+
+// kubeletPort is the kubelet's own API port.
+const kubeletPort = 10250
+
+// listenAddress returns where a kubelet's API server listens, and the
+// function that gives the place back once it has stopped. A node with an
+// IP of its own (a local address in engine/podnet's namespace) listens
+// there, on the kubelet's 10250 as on any cluster: only this process's
+// kubelets bind that address, and outgoing connections take ports from
+// 32768 up. (A kubelet's server outlives its kubelet, so a node started
+// again in this process, by a test or a restart, takes a port of its own
+// there.) Otherwise it listens on 127.0.0.1 on a port of its own, where
+// Dial sends kube-apiserver.
+func listenAddress(nodeIP net.IP) (addr string, port int, release func(), err error) {
+	if nodeIP != nil {
+		addr = nodeIP.String()
+		if l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(kubeletPort))); err == nil {
+			l.Close()
+			return addr, kubeletPort, func() {}, nil
+		}
+		if port, err = reservePort(addr); err != nil {
+			return "", 0, nil, err
+		}
+		return addr, port, func() { releasePort(port) }, nil
+	}
+	if port, err = reservePort("127.0.0.1"); err != nil {
+		return "", 0, nil, err
+	}
+	listening.Store(strconv.Itoa(port), struct{}{})
+	return "127.0.0.1", port, func() {
+		listening.Delete(strconv.Itoa(port))
+		releasePort(port)
+	}, nil
 }
 
 // releasePort gives back a port reservePort returned.

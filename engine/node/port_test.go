@@ -10,7 +10,7 @@ import (
 // below the ephemeral range, and free; a port another listener holds is
 // passed over, and a released one can be handed out again.
 func TestReservePort(t *testing.T) {
-	first, err := reservePort()
+	first, err := reservePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,11 +22,11 @@ func TestReservePort(t *testing.T) {
 	if err == nil {
 		defer l.Close()
 	}
-	second, err := reservePort()
+	second, err := reservePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	third, err := reservePort()
+	third, err := reservePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestReservePort(t *testing.T) {
 	ports.Lock()
 	ports.next = first
 	ports.Unlock()
-	if again, err := reservePort(); err != nil || again != first {
-		t.Errorf("after release: reservePort() = %d, %v; want %d again", again, err, first)
+	if again, err := reservePort("127.0.0.1"); err != nil || again != first {
+		t.Errorf("after release: reservePort = %d, %v; want %d again", again, err, first)
 	}
 }
