@@ -89,6 +89,16 @@ func TestServeAndKubeconfig(t *testing.T) {
 		out, _, _ := k.run("get", "nodes", "--no-headers")
 		return strings.Count(out, " Ready ") == 3, out
 	})
+	// In the pod network namespace each node has an IP of its own, and its
+	// kubelet listens there on 10250, as on any cluster.
+	if ip := k.ok("get", "node", "node-1", "-o", `jsonpath={.status.addresses[?(@.type=="InternalIP")].address}`); strings.HasPrefix(ip, "172.18.") {
+		if port := k.ok("get", "node", "node-1", "-o", "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}"); port != "10250" {
+			t.Errorf("node-1 (%s) advertises its kubelet on port %s, want 10250", ip, port)
+		}
+		if got := k.ok("get", "--raw", "/api/v1/nodes/node-1:10250/proxy/healthz"); got != "ok" {
+			t.Errorf("node-1:10250/proxy/healthz = %q", got)
+		}
+	}
 	if got := strings.TrimSpace(k.ok("--context", "podtrace-viewer", "auth", "can-i", "get", "pods")); got != "yes" {
 		t.Errorf("viewer can-i get pods = %q", got)
 	}
