@@ -3,6 +3,7 @@ package containerd_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,9 +37,9 @@ func kubeletRequests(rt internalapi.RuntimeService, uid string) (*runtimeapi.Pod
 	if err != nil {
 		return nil, nil, err
 	}
-	var sbInfo struct{ Config *runtimeapi.PodSandboxConfig }
-	if err := json.Unmarshal([]byte(sb.GetInfo()["info"]), &sbInfo); err != nil || sbInfo.Config == nil {
-		return nil, nil, fmt.Errorf("the sandbox configuration of pod %s: %v", uid, err)
+	sbConfig, err := keptRequest[runtimeapi.PodSandboxConfig](sb.GetInfo())
+	if err != nil {
+		return nil, nil, fmt.Errorf("the sandbox configuration of pod %s: %w", uid, err)
 	}
 	cs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: sbs[0].Id})
 	if err != nil || len(cs) != 1 {
@@ -48,11 +49,24 @@ func kubeletRequests(rt internalapi.RuntimeService, uid string) (*runtimeapi.Pod
 	if err != nil {
 		return nil, nil, err
 	}
-	var cInfo struct{ Config *runtimeapi.ContainerConfig }
-	if err := json.Unmarshal([]byte(c.GetInfo()["info"]), &cInfo); err != nil || cInfo.Config == nil {
-		return nil, nil, fmt.Errorf("the container configuration of pod %s: %v", uid, err)
+	cConfig, err := keptRequest[runtimeapi.ContainerConfig](c.GetInfo())
+	if err != nil {
+		return nil, nil, fmt.Errorf("the container configuration of pod %s: %w", uid, err)
 	}
-	return sbInfo.Config, cInfo.Config, nil
+	return sbConfig, cConfig, nil
+}
+
+// keptRequest decodes the request the CRI plugin kept, from a verbose
+// status's info.
+func keptRequest[T any](info map[string]string) (*T, error) {
+	var kept struct{ Config *T }
+	if err := json.Unmarshal([]byte(info["info"]), &kept); err != nil {
+		return nil, err
+	}
+	if kept.Config == nil {
+		return nil, errors.New("not in the verbose status")
+	}
+	return kept.Config, nil
 }
 
 // copyMounts copies the files and directories cc mounts into dir and
