@@ -69,8 +69,9 @@ func keptRequest[T any](info map[string]string) (*T, error) {
 	return kept.Config, nil
 }
 
-// copyMounts copies the files and directories cc mounts into dir and
-// points its mounts at the copies, so that cc can run after its pod is gone.
+// copyMounts copies each file cc mounts into dir, makes an empty directory
+// there for each directory it mounts, and points its mounts at them, so
+// that cc can run after its pod is gone.
 func copyMounts(cc *runtimeapi.ContainerConfig, dir string) error {
 	for i, m := range cc.Mounts {
 		to := filepath.Join(dir, strconv.Itoa(i))

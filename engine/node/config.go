@@ -15,8 +15,9 @@ import (
 
 // kubeletServer returns the kubelet's flags and configuration for one node,
 // as kubemark's GetHollowKubeletConfig builds them (pkg/kubemark), with
-// podtrace's differences: the server listens on loopback, the node keeps
-// its labels, taints and pod capacity, and nothing reads host cgroups.
+// podtrace's differences: the server listens on addr and port
+// (listenAddress), the node keeps its labels, taints and pod capacity, and
+// nothing reads host cgroups.
 func kubeletServer(cfg Config, addr string, port int) (*kubeletoptions.KubeletServer, error) {
 	f := kubeletoptions.NewKubeletFlags()
 	f.RootDirectory = cfg.Dir

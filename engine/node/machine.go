@@ -96,16 +96,14 @@ func (allocatedPodCgroups) GetPodCgroupConfig(pod *v1.Pod, name v1.ResourceName)
 	if all == nil {
 		return nil, fmt.Errorf("no cgroup settings for pod %s/%s on this platform", pod.Namespace, pod.Name)
 	}
-	// A cgroup always has each setting: no limit reads as a quota of -1
-	// over the default period, and a memory limit of 0 (none).
+	// A cgroup always has each setting (ResourceConfigForPod always gives
+	// the CPU shares): no limit reads as a quota of -1 over the default
+	// period, and a memory limit of 0 (none).
 	switch name {
 	case v1.ResourceCPU:
 		c := &cm.ResourceConfig{CPUShares: all.CPUShares, CPUQuota: all.CPUQuota, CPUPeriod: all.CPUPeriod}
 		if c.CPUQuota == nil {
 			c.CPUQuota = ptr.To[int64](-1)
-		}
-		if c.CPUShares == nil {
-			c.CPUShares = ptr.To[uint64](cm.MinShares)
 		}
 		if c.CPUPeriod == nil {
 			c.CPUPeriod = ptr.To[uint64](period)

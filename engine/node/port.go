@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"sync"
+
+	clusterports "k8s.io/kubernetes/pkg/cluster/ports"
 )
 
 // The kubelets' API ports: from the kubelet's own 10250 up to Linux's
@@ -15,7 +17,7 @@ import (
 // could be taken meanwhile by any outgoing connection, and was, about
 // every other start of 100 kubelets.
 const (
-	firstPort = 10250
+	firstPort = clusterports.KubeletPort
 	endPort   = 32768
 )
 
@@ -51,9 +53,6 @@ func reservePort(host string) (int, error) {
 	return 0, fmt.Errorf("no free port on %s for the kubelet's API in %d-%d", host, firstPort, endPort-1)
 }
 
-// kubeletPort is the kubelet's own API port.
-const kubeletPort = 10250
-
 // listenAddress returns where a kubelet's API server listens, and the
 // function that gives the place back once it has stopped. A node with an
 // IP of its own (a local address in engine/podnet's namespace) listens
@@ -66,9 +65,9 @@ const kubeletPort = 10250
 func listenAddress(nodeIP net.IP) (addr string, port int, release func(), err error) {
 	if nodeIP != nil {
 		addr = nodeIP.String()
-		if l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(kubeletPort))); err == nil {
+		if l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(clusterports.KubeletPort))); err == nil {
 			l.Close()
-			return addr, kubeletPort, func() {}, nil
+			return addr, clusterports.KubeletPort, func() {}, nil
 		}
 		if port, err = reservePort(addr); err != nil {
 			return "", 0, nil, err

@@ -182,9 +182,8 @@ func (t *Tracer) Armed() bool {
 // Gate runs before a stage's work. It holds the stage while the gates are
 // paused, and at a breakpoint until the user steps or continues; it applies
 // delay and hang faults itself, and returns the fail or flake fault the
-// caller must turn into the stage's
-// realistic error (nil when the stage should proceed). The error is ctx's
-// when the wait was cancelled.
+// caller must turn into the stage's realistic error (nil when the stage
+// should proceed). The error is ctx's when the wait was cancelled.
 func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component string) (*stages.Fault, error) {
 	if t == nil {
 		return nil, nil
