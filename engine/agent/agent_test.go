@@ -81,15 +81,24 @@ func TestAgentRunsBoundPods(t *testing.T) {
 		}
 		return false
 	})
+	// The ready stage comes from the pod's status as the agent's watch sees
+	// it, a moment after the API answers with it.
 	var order []stages.ID
-	seen := map[stages.ID]bool{}
-	for _, e := range rec.Events() {
-		if e.Pod == "hello" && e.Status == stages.Succeeded && !seen[e.Stage] {
-			seen[e.Stage] = true
-			order = append(order, e.Stage)
-			if e.Node != "node-2" {
-				t.Errorf("%s event on node %q, want node-2", e.Stage, e.Node)
+	var nodes []string
+	enginetest.WaitFor(t, 10*time.Second, "the ready stage", func() bool {
+		order, nodes = nil, nil
+		seen := map[stages.ID]bool{}
+		for _, e := range rec.Events() {
+			if e.Pod == "hello" && e.Status == stages.Succeeded && !seen[e.Stage] {
+				seen[e.Stage] = true
+				order, nodes = append(order, e.Stage), append(nodes, e.Node)
 			}
+		}
+		return seen[stages.Ready]
+	})
+	for i, n := range nodes {
+		if n != "node-2" {
+			t.Errorf("%s event on node %q, want node-2", order[i], n)
 		}
 	}
 	want := []stages.ID{stages.Kubelet, stages.Sandbox, stages.CNI, stages.Pull, stages.Create, stages.Start, stages.Hooks, stages.Ready}
