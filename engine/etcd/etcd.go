@@ -16,10 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/logutil"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Config says where etcd lives.
@@ -66,6 +68,7 @@ type Server struct {
 	ClientTLS TLSFiles
 
 	embedded *embed.Etcd
+	log      *os.File // the embedded member's log, closed with it
 	tmpDir   string
 }
 
@@ -93,7 +96,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.LogFile == "" {
 		cfg.LogFile = filepath.Join(dir, "etcd.log")
 	}
-	e, err := startEmbedded(filepath.Join(dir, "member-data"), cfg)
+	log, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("start etcd: %w", err)
+	}
+	s.log = log
+	e, err := startEmbedded(filepath.Join(dir, "member-data"), cfg, fileLogger(log))
 	if err != nil {
 		s.cleanup()
 		return nil, err
@@ -125,16 +134,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.cleanup()
 		return nil, err
 	}
-	srv.tmpDir = s.tmpDir
+	srv.tmpDir, srv.log = s.tmpDir, s.log
 	return srv, nil
 }
 
-func embedConfig(dir string, cfg Config, ports []int) *embed.Config {
+// fileLogger logs to f at warn level, in etcd's own JSON format. podtrace
+// builds it, rather than naming the file in LogOutputs, because zap never
+// closes the files it opens: each start (and each retry) would leak one.
+func fileLogger(f *os.File) *zap.Logger {
+	enc := zapcore.NewJSONEncoder(logutil.DefaultZapLoggerConfig.EncoderConfig)
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(f), zapcore.WarnLevel), zap.AddCaller())
+}
+
+func embedConfig(dir string, cfg Config, ports []int, lg *zap.Logger) *embed.Config {
 	ec := embed.NewConfig()
 	ec.Name = "podtrace"
 	ec.Dir = dir
 	ec.Logger = "zap"
-	ec.LogOutputs = []string{cfg.LogFile}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	ec.LogLevel = "warn"
 	// NewConfig leaves this at zero (the etcd binary's flag supplies it), and
 	// at zero every request counts as expensive: each would be turned into
@@ -217,6 +234,9 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) cleanup() {
+	if s.log != nil {
+		s.log.Close()
+	}
 	if s.tmpDir != "" {
 		os.RemoveAll(s.tmpDir)
 	}
@@ -225,13 +245,13 @@ func (s *Server) cleanup() {
 // startEmbedded starts the member on two free loopback ports. Another
 // process may take one of them between freePorts and etcd's bind: then it
 // tries again on new ones.
-func startEmbedded(dir string, cfg Config) (*embed.Etcd, error) {
+func startEmbedded(dir string, cfg Config, lg *zap.Logger) (*embed.Etcd, error) {
 	for attempt := 1; ; attempt++ {
 		ports, err := freePorts(2)
 		if err != nil {
 			return nil, fmt.Errorf("start etcd: %w", err)
 		}
-		e, err := embed.StartEtcd(embedConfig(dir, cfg, ports))
+		e, err := embed.StartEtcd(embedConfig(dir, cfg, ports, lg))
 		if err == nil {
 			return e, nil
 		}

@@ -26,6 +26,9 @@ func TestEmbeddedKeepsDataAcrossRestarts(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "etcd.log")); len(b) == 0 {
 		t.Log("etcd.log is empty (warn level); that is fine")
 	}
+	if n := openedBy(t, filepath.Join(dir, "etcd.log")); n != 0 {
+		t.Errorf("etcd.log still open %d times after Close", n)
+	}
 	s, err = Start(ctx, Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -124,9 +127,13 @@ func TestStartTriesNewPortsWhenOneIsTaken(t *testing.T) {
 		}
 		return ports, err
 	}
-	s, err := Start(context.Background(), Config{DataDir: t.TempDir(), UnsafeNoFsync: true})
+	dir := t.TempDir()
+	s, err := Start(context.Background(), Config{DataDir: dir, UnsafeNoFsync: true})
 	if err != nil {
 		t.Fatalf("start with the first client port taken: %v", err)
+	}
+	if n := openedBy(t, filepath.Join(dir, "etcd.log")); n != 1 {
+		t.Errorf("etcd.log open %d times after a retried start, want 1", n)
 	}
 	defer s.Close()
 	if calls != 2 {
@@ -135,4 +142,20 @@ func TestStartTriesNewPortsWhenOneIsTaken(t *testing.T) {
 	if strings.HasSuffix(s.Endpoints[0], ":"+strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)) {
 		t.Errorf("etcd answers on the taken port: %v", s.Endpoints)
 	}
+}
+
+// openedBy counts this process's open files that are path (Linux's
+// /proc/self/fd; skipped elsewhere).
+func openedBy(t *testing.T, path string) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	n := 0
+	for _, fd := range fds {
+		if to, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && to == path {
+			n++
+		}
+	}
+	return n
 }
