@@ -207,14 +207,11 @@ func (m *Model) clockKey(msg tea.KeyPressMsg) tea.Cmd {
 		return do("speed "+fmtSpeed(s), func() error { return ck.SetSpeed(s) })
 	case key.Matches(msg, k.FastForward):
 		return func() tea.Msg {
-			d, err := ck.FastForward()
+			ran, err := ck.FastForward()
 			if err != nil {
 				return resultMsg{text: err.Error(), err: true}
 			}
-			if d == 0 {
-				return resultMsg{text: "fast-forwarded: the pending retries run now"}
-			}
-			return resultMsg{text: "fast-forwarded " + fmtDur(d)}
+			return resultMsg{text: "fast-forwarded: " + ran}
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"errors"
-	"time"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -213,8 +212,8 @@ type FakeClock struct {
 	Rate     float64
 	// Real is what RealTime reports.
 	Real bool
-	// Jump is what FastForward reports.
-	Jump time.Duration
+	// Ran is what FastForward reports it ran.
+	Ran string
 }
 
 var _ ClockControl = (*FakeClock)(nil)
@@ -236,8 +235,8 @@ func (c *FakeClock) SetPaused(p bool) error { c.IsPaused = p; return nil }
 // SetSpeed sets Rate.
 func (c *FakeClock) SetSpeed(s float64) error { c.Rate = s; return nil }
 
-// FastForward returns Jump.
-func (c *FakeClock) FastForward() (time.Duration, error) { return c.Jump, nil }
+// FastForward returns Ran.
+func (c *FakeClock) FastForward() (string, error) { return c.Ran, nil }
 
 // RealTime returns Real.
 func (c *FakeClock) RealTime() bool { return c.Real }

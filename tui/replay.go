@@ -209,10 +209,10 @@ func (c *replayClock) SetSpeed(v float64) error {
 func (c *replayClock) RealTime() bool { return false }
 
 // FastForward emits the next event at once.
-func (c *replayClock) FastForward() (time.Duration, error) {
+func (c *replayClock) FastForward() (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.skip = true
 	(*ReplaySource)(c).notifyLocked()
-	return 0, nil
+	return "the next recorded event plays now", nil
 }

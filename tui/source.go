@@ -154,10 +154,10 @@ type ClockControl interface {
 	// SetSpeed sets a replay's recorded seconds per real second, or a live
 	// cluster's simulated runtime speed.
 	SetSpeed(speed float64) error
-	// FastForward runs the next pending retry now (a replay's next event,
-	// a cluster's scheduling retries) and says how far the clock jumped
-	// (0: no jump was needed).
-	FastForward() (time.Duration, error)
+	// FastForward runs what is pending now (a replay's next event, a
+	// cluster's scheduling retries) and says what that was, for the
+	// status line, or why nothing was pending.
+	FastForward() (string, error)
 	// RealTime reports whether the Source's events are stamped on real
 	// time, as a live cluster's components run on whatever the keys do,
 	// rather than on a clock that pause and speed drive (a replay).

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -118,15 +118,30 @@ func (c paceControl) RealTime() bool { return true }
 
 // FastForward runs the pending retries now: kube-scheduler's (every pod
 // waiting in its unschedulable or back-off queue is activated, as a
-// cluster event would), and ends the waits of delay faults. Nothing
-// jumps: it returns 0.
-func (c paceControl) FastForward() (time.Duration, error) {
+// cluster event would), and ends the waits of delay faults, and says how
+// many of each.
+func (c paceControl) FastForward() (string, error) {
 	activated := 0
 	if c.e.Scheduler != nil {
 		activated = c.e.Scheduler.ActivatePending(context.Background())
 	}
-	if activated+c.e.Tracer.Faults.SkipDelays() > 0 {
-		return 0, nil
+	var ran []string
+	if activated > 0 {
+		ran = append(ran, plural(activated, "pending pod")+" back in kube-scheduler's queue")
 	}
-	return 0, fmt.Errorf("nothing to fast-forward: the real kubelet's back-offs run on real time")
+	if skipped := c.e.Tracer.Faults.SkipDelays(); skipped > 0 {
+		ran = append(ran, plural(skipped, "delay fault")+" ended")
+	}
+	if len(ran) == 0 {
+		return "", fmt.Errorf("nothing to fast-forward: the real kubelet's back-offs run on real time")
+	}
+	return strings.Join(ran, ", "), nil
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
