@@ -182,26 +182,14 @@ func isReady(p *corev1.Pod) bool {
 	return false
 }
 
+// waitNodes waits until the engine's n nodes are Ready.
 func waitNodes(b testing.TB, e *engine.Engine, n int) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		list, err := e.AdminClient().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
-		ready := 0
-		if err == nil {
-			for _, node := range list.Items {
-				for _, c := range node.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-		}
-		if ready == n {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	if got := e.NodeCount(); got != n {
+		b.Fatalf("the engine runs %d nodes, want %d", got, n)
 	}
-	b.Fatalf("nodes not Ready")
+	if err := e.WaitNodesReady(context.Background()); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // writeHeapProfile writes the live heap, with every pod Ready and the

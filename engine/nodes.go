@@ -13,6 +13,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	internalapi "k8s.io/cri-api/pkg/apis"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
@@ -140,12 +141,14 @@ func schedulable(node *v1.Node) bool {
 			return false
 		}
 	}
-	for _, c := range node.Status.Conditions {
-		if c.Type == v1.NodeReady {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
+	return nodeutil.IsNodeReady(node)
+}
+
+// WaitNodesReady waits until every node of the engine is Ready and
+// schedulable again (after a fault on their readiness, a restart), for up
+// to two minutes or until ctx ends.
+func (e *Engine) WaitNodesReady(ctx context.Context) error {
+	return e.waitNodesReady(ctx, e.NodeCount())
 }
 
 // waitNodesReady waits until n Nodes are Ready and schedulable, as Start

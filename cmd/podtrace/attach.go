@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -202,7 +201,7 @@ func (s *attachSource) start() error {
 	}
 	f.Start(s.ctx.Done())
 	ef.Start(s.ctx.Done())
-	go s.watchStatus()
+	go refreshEachSecond(s.ctx, &s.mu, &s.status, s.readStatus)
 	return nil
 }
 
@@ -211,29 +210,17 @@ func (s *attachSource) baseStatus() tui.Status {
 		Unobservable: attach.Unobservable(s.audit)}
 }
 
-func (s *attachSource) watchStatus() {
-	for {
-		st := s.baseStatus()
-		if s.synced() {
-			list, _ := s.nodes.List(labels.Everything())
-			st.NodesTotal = len(list)
-			for _, n := range list {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						st.NodesReady++
-					}
-				}
-			}
-		}
-		s.mu.Lock()
-		s.status = st
-		s.mu.Unlock()
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(time.Second):
+// readStatus is the header's facts: the nodes, once the informers synced.
+func (s *attachSource) readStatus() tui.Status {
+	st := s.baseStatus()
+	if s.synced() {
+		list, _ := s.nodes.List(labels.Everything())
+		st.NodesTotal = len(list)
+		for _, n := range list {
+			countNode(&st, n)
 		}
 	}
+	return st
 }
 
 func (s *attachSource) readOnly() error { return errors.New(s.baseStatus().ReadOnly) }

@@ -18,6 +18,7 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/engine/outcome"
+	"github.com/podtrace/podtrace/engine/trace"
 )
 
 // Exit codes of `run --headless`.
@@ -94,17 +95,8 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 	defer cancel()
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
-	printed := make(chan struct{})
-	go func() {
-		defer close(printed)
-		enc := json.NewEncoder(os.Stdout)
-		for ev := range sub.C() {
-			if enc.Encode(ev) != nil {
-				return
-			}
-		}
-	}()
-	if err := waitNodesReady(ctx, e); err != nil {
+	go printEvents(sub)
+	if err := e.WaitNodesReady(ctx); err != nil {
 		return &exitError{code: exitTimeout, err: err}
 	}
 	applier, err := apply.New(e.AdminConfig())
@@ -145,6 +137,17 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 	}
 }
 
+// printEvents writes each of sub's stage events to stdout, one JSON object
+// a line, until sub is closed.
+func printEvents(sub *trace.Subscription) {
+	enc := json.NewEncoder(os.Stdout)
+	for ev := range sub.C() {
+		if enc.Encode(ev) != nil {
+			return
+		}
+	}
+}
+
 // flush waits (briefly) until every emitted event has been printed.
 func flush(sub interface{ Pending() int }) {
 	deadline := time.Now().Add(2 * time.Second)
@@ -152,31 +155,6 @@ func flush(sub interface{ Pending() int }) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond) // let the printer finish its last line
-}
-
-// waitNodesReady waits until every node has registered and is Ready.
-func waitNodesReady(ctx context.Context, e *engine.Engine) error {
-	for {
-		list, err := e.AdminClient().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err == nil {
-			ready := 0
-			for _, n := range list.Items {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-			if ready >= e.NodeCount() {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("nodes not Ready: %w", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // expectedPods counts the pods a manifest asks for, and their namespaces.

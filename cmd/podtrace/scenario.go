@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -190,15 +189,8 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	fmt.Fprintf(os.Stderr, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
-	go func() {
-		enc := json.NewEncoder(os.Stdout)
-		for ev := range sub.C() {
-			if enc.Encode(ev) != nil {
-				return
-			}
-		}
-	}()
-	if err := waitNodesReady(ctx, e); err != nil {
+	go printEvents(sub)
+	if err := e.WaitNodesReady(ctx); err != nil {
 		return &exitError{code: exitTimeout, err: err}
 	}
 	if err := s.Prepare(ctx, e); err != nil {
@@ -269,7 +261,7 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	if err := waitNodesReady(ctx, e); err != nil {
+	if err := e.WaitNodesReady(ctx); err != nil {
 		return err
 	}
 	src, err := newEngineSource(ctx, e)

@@ -17,9 +17,11 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
+	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
@@ -51,7 +53,7 @@ var errStarting = errors.New("the cluster is still starting")
 // newSource returns a source whose engine is still starting.
 func newSource(ctx context.Context) *engineSource {
 	return &engineSource{ctx: ctx, kube: make(chan tui.K8sEvent, kubeEventBuffer), ready: make(chan struct{}),
-		status: tui.Status{Etcd: "starting", Runtime: "simulated"}}
+		status: tui.Status{Etcd: "starting"}}
 }
 
 // newEngineSource returns a source on a started engine.
@@ -78,7 +80,7 @@ func (s *engineSource) attach(e *engine.Engine) error {
 	s.status.NodesTotal = e.NodeCount()
 	s.mu.Unlock()
 	close(s.ready)
-	go s.watchStatus()
+	go refreshEachSecond(s.ctx, &s.mu, &s.status, s.readStatus)
 	return nil
 }
 
@@ -147,28 +149,48 @@ func kubeEvent(ev *corev1.Event) tui.K8sEvent {
 // KubeEvents delivers the cluster's Kubernetes Events.
 func (s *engineSource) KubeEvents() <-chan tui.K8sEvent { return s.kube }
 
-// watchStatus refreshes the header facts once a second, off the UI goroutine.
-func (s *engineSource) watchStatus() {
+// readStatus is the header's facts: etcd's health and the nodes.
+func (s *engineSource) readStatus() tui.Status {
+	st := tui.Status{NodesTotal: s.e.NodeCount(), Etcd: "healthy"}
+	if err := s.e.Etcd.Healthy(s.ctx); err != nil {
+		st.Etcd = "unhealthy"
+	}
+	if list, err := s.client.CoreV1().Nodes().List(s.ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
+		st.NodesTotal = len(list.Items)
+		for _, n := range list.Items {
+			countNode(&st, &n)
+		}
+	}
+	return st
+}
+
+// countNode adds n to the header's facts: whether it is Ready, and the
+// container runtime it reports (kubectl get nodes -o wide's
+// CONTAINER-RUNTIME without its version; podtrace's own is "simulated").
+func countNode(st *tui.Status, n *corev1.Node) {
+	if nodeutil.IsNodeReady(n) {
+		st.NodesReady++
+	}
+	if st.Runtime == "" {
+		name, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
+		if name == crisim.RuntimeName {
+			name = "simulated"
+		}
+		st.Runtime = name
+	}
+}
+
+// refreshEachSecond sets *status to read() (under mu) now and once a
+// second until ctx ends: a source's header facts, read off the UI
+// goroutine.
+func refreshEachSecond(ctx context.Context, mu *sync.Mutex, status *tui.Status, read func() tui.Status) {
 	for {
-		st := tui.Status{NodesTotal: s.e.NodeCount(), Runtime: "simulated", Etcd: "healthy"}
-		if err := s.e.Etcd.Healthy(s.ctx); err != nil {
-			st.Etcd = "unhealthy"
-		}
-		if list, err := s.client.CoreV1().Nodes().List(s.ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
-			st.NodesTotal = len(list.Items)
-			for _, n := range list.Items {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						st.NodesReady++
-					}
-				}
-			}
-		}
-		s.mu.Lock()
-		s.status = st
-		s.mu.Unlock()
+		st := read()
+		mu.Lock()
+		*status = st
+		mu.Unlock()
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(time.Second):
 		}

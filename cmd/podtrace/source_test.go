@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
@@ -20,7 +22,7 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := newSource(ctx)
-	if st := s.Status(); st.Etcd != "starting" || st.Runtime != "simulated" {
+	if st := s.Status(); st.Etcd != "starting" || st.Runtime != "" {
 		t.Fatalf("status before the engine: %+v", st)
 	}
 	if s.Events() != nil || s.Faults() != nil || s.Clock() != nil {
@@ -45,9 +47,9 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 		t.Fatal("an attached source offers no events or controls")
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for st := s.Status(); st.NodesReady != 2 || st.NodesTotal != 2 || st.Etcd != "healthy"; st = s.Status() {
+	for st := s.Status(); st.NodesReady != 2 || st.NodesTotal != 2 || st.Etcd != "healthy" || st.Runtime != "simulated"; st = s.Status() {
 		if time.Now().After(deadline) {
-			t.Fatalf("header facts never showed 2/2 Ready nodes and a healthy etcd: %+v", st)
+			t.Fatalf("header facts never showed 2/2 Ready nodes, a healthy etcd and the simulated runtime: %+v", st)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -75,6 +77,32 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("no persist event for the applied pod")
+		}
+	}
+}
+
+// The header names the runtime the nodes report, as kubectl get nodes -o
+// wide does, and counts only Ready nodes.
+func TestHeaderNamesTheNodesRuntime(t *testing.T) {
+	node := func(runtime string, ready corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{ContainerRuntimeVersion: runtime},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	for _, tt := range []struct {
+		nodes   []*corev1.Node
+		runtime string
+		ready   int
+	}{
+		{[]*corev1.Node{node("containerd://1.6.20", corev1.ConditionTrue), node("containerd://1.6.20", corev1.ConditionFalse)}, "containerd", 1},
+		{[]*corev1.Node{node("podtrace-sim://1.36.3", corev1.ConditionTrue)}, "simulated", 1},
+		{[]*corev1.Node{node("", corev1.ConditionUnknown)}, "", 0},
+	} {
+		var st tui.Status
+		for _, n := range tt.nodes {
+			countNode(&st, n)
+		}
+		if st.Runtime != tt.runtime || st.NodesReady != tt.ready {
+			t.Errorf("%s: runtime %q, %d Ready; want %q, %d", tt.nodes[0].Status.NodeInfo.ContainerRuntimeVersion, st.Runtime, st.NodesReady, tt.runtime, tt.ready)
 		}
 	}
 }

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
 )
 
 // BenchmarkServeToNodesReady times what a user waits for: from exec of
@@ -77,10 +77,8 @@ func readyNodes(c kubernetes.Interface) int {
 	}
 	n := 0
 	for _, node := range list.Items {
-		for _, cond := range node.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				n++
-			}
+		if nodeutil.IsNodeReady(&node) {
+			n++
 		}
 	}
 	return n

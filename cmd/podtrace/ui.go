@@ -76,7 +76,7 @@ func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []mani
 		return stop, err
 	}
 	if len(ms) > 0 {
-		if err := waitNodesReady(ctx, e); err != nil {
+		if err := e.WaitNodesReady(ctx); err != nil {
 			return stop, err
 		}
 		if err := applyManifests(ctx, src.applier, ms); err != nil {

@@ -17,11 +17,11 @@ import (
 	"sync"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
 	"k8s.io/utils/clock"
 
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
@@ -179,13 +179,8 @@ func (a *Agent) WaitReady(ctx context.Context) error {
 		if err == nil {
 			ready := 0
 			for _, n := range list.Items {
-				if !want[n.Name] {
-					continue
-				}
-				for _, c := range n.Status.Conditions {
-					if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
-						ready++
-					}
+				if want[n.Name] && nodeutil.IsNodeReady(&n) {
+					ready++
 				}
 			}
 			if ready == len(want) {

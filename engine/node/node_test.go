@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/cri/sim"
@@ -80,10 +81,8 @@ func TestKubeletsRegisterAndRunPods(t *testing.T) {
 		}
 		ready := 0
 		for _, n := range l.Items {
-			for _, c := range n.Status.Conditions {
-				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
-					ready++
-				}
+			if nodeutil.IsNodeReady(&n) {
+				ready++
 			}
 		}
 		return ready == len(names), nil

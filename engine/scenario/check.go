@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -73,8 +73,8 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	rec := newRecorder(e)
-	defer rec.close()
+	rec := e.Hub.Record()
+	defer rec.Stop()
 	c := e.AdminClient()
 	if err := waitNodes(ctx, e, opts.Timeout); err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 		}
 		if time.Now().After(deadline) {
 			return rep, fmt.Errorf("scenario %s: the fix did not reach the goal (%s) within %s: %s%s", s.Name, s.Goal.Description, opts.Timeout, detail,
-				lastProblem(rec.all()))
+				lastProblem(rec.Events()))
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return rep, err
@@ -168,10 +168,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // observe returns a description of what matches x, or "".
-func observe(ctx context.Context, c kubernetes.Interface, rec *recorder, ns string, x Expectation) string {
+func observe(ctx context.Context, c kubernetes.Interface, rec *trace.Recording, ns string, x Expectation) string {
 	switch {
 	case x.Stage != "":
-		for _, ev := range rec.all() {
+		for _, ev := range rec.Events() {
 			if ev.Stage != x.Stage || (x.Status != "" && ev.Status != x.Status) || (x.Reason != "" && ev.Reason != x.Reason) ||
 				!strings.Contains(ev.Message, x.Message) {
 				continue
@@ -207,55 +207,9 @@ func observe(ctx context.Context, c kubernetes.Interface, rec *recorder, ns stri
 	return ""
 }
 
-// waitNodes waits until every kubelet's node is registered and Ready.
+// waitNodes waits up to timeout until every node is Ready and schedulable.
 func waitNodes(ctx context.Context, e *engine.Engine, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		list, err := e.AdminClient().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		ready := 0
-		if err == nil {
-			for _, n := range list.Items {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-		}
-		if ready >= e.NodeCount() {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Ready after %s (%d of %d)", timeout, ready, e.NodeCount())
-		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
-
-// recorder keeps every stage event the engine emits.
-type recorder struct {
-	mu     sync.Mutex
-	events []stages.Event
-	close  func()
-}
-
-func newRecorder(e *engine.Engine) *recorder {
-	sub := e.Hub.Subscribe()
-	r := &recorder{close: sub.Close}
-	go func() {
-		for ev := range sub.C() {
-			r.mu.Lock()
-			r.events = append(r.events, ev)
-			r.mu.Unlock()
-		}
-	}()
-	return r
-}
-
-func (r *recorder) all() []stages.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]stages.Event(nil), r.events...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return e.WaitNodesReady(ctx)
 }

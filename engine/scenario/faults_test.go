@@ -15,6 +15,7 @@ import (
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -85,8 +86,8 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder(e)
-	defer rec.close()
+	rec := e.Hub.Record()
+	defer rec.Stop()
 	c := e.AdminClient()
 	tests := []struct {
 		fault    string
@@ -155,7 +156,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 			}
 			if tt.see.Stage != "" {
 				eventually(t, "stage event "+tt.see.String(), 20*time.Second, func() (bool, string) {
-					return observeName(rec, name, tt.see), lastProblem(rec.all())
+					return observeName(rec, name, tt.see), lastProblem(rec.Events())
 				})
 			}
 			if tt.waiting != "" || tt.cond != "" {
@@ -196,8 +197,8 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 
 // observeName is observe for the events of one object family (a
 // deployment's own, its ReplicaSet's and its pods', all named after it).
-func observeName(rec *recorder, name string, x Expectation) bool {
-	for _, ev := range rec.all() {
+func observeName(rec *trace.Recording, name string, x Expectation) bool {
+	for _, ev := range rec.Events() {
 		if !strings.HasPrefix(ev.Pod, name) && !strings.Contains(ev.Message, name) {
 			continue
 		}

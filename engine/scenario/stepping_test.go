@@ -22,8 +22,8 @@ import (
 func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	e := startEngine(t, 3, 20)
 	ctx := context.Background()
-	rec := newRecorder(e)
-	defer rec.close()
+	rec := e.Hub.Record()
+	defer rec.Stop()
 	bp := trace.Breakpoint{Stage: stages.Kubelet}
 	e.Tracer.Breaks.Set(bp)
 	a, err := apply.New(e.AdminConfig())

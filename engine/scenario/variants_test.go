@@ -67,8 +67,8 @@ func TestEveryVariantGivesItsMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder(e)
-	defer rec.close()
+	rec := e.Hub.Record()
+	defer rec.Stop()
 	i := 0
 	for _, id := range stages.Lifecycle {
 		for _, v := range stages.Variants(id) {
@@ -92,7 +92,7 @@ func TestEveryVariantGivesItsMessage(t *testing.T) {
 				_, _ = a.Apply(ctx, []byte(deploymentYAML(name, 1)), name) // API-stage variants fail the apply itself
 				want.Stage = id
 				eventually(t, "stage event "+want.String(), 15*time.Second, func() (bool, string) {
-					return observeName(rec, name, want), lastProblem(rec.all())
+					return observeName(rec, name, want), lastProblem(rec.Events())
 				})
 			})
 		}
