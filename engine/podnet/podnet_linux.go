@@ -26,35 +26,42 @@ func Reexec(hostAddr string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(self, os.Args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), envChild+"="+noListener)
+	var listener *os.File
+	addr := noListener
 	if hostAddr != "" {
 		ln, err := net.Listen("tcp", hostAddr)
 		if err != nil {
 			return 0, err
 		}
-		f, err := ln.(*net.TCPListener).File()
+		listener, err = ln.(*net.TCPListener).File()
 		ln.Close()
 		if err != nil {
 			return 0, err
 		}
-		defer f.Close()
-		cmd.ExtraFiles = []*os.File{f}
-		cmd.Env[len(cmd.Env)-1] = envChild + "=" + ln.Addr().String()
+		defer listener.Close()
+		addr = ln.Addr().String()
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		Pdeathsig:  syscall.SIGKILL,
+	command := func() *exec.Cmd {
+		cmd := exec.Command(self, os.Args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		cmd.Env = append(os.Environ(), envChild+"="+addr)
+		if listener != nil {
+			cmd.ExtraFiles = []*os.File{listener}
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+			Pdeathsig:  syscall.SIGKILL,
+		}
+		return cmd
 	}
-	idMaps(cmd.SysProcAttr, os.Getuid(), os.Getgid())
 	// The child shares the terminal and its process group, so a Ctrl-C
 	// there reaches it directly; signals sent to this process alone are
 	// passed on.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	cmd, err := start(command)
+	if err != nil {
 		return 0, fmt.Errorf("podnet: %w", err)
 	}
 	go func() {
@@ -83,19 +90,23 @@ func Reexec(hostAddr string) (int, error) {
 // unmapped ID fails ("invalid argument"), which keeps such a pod from
 // starting. (Not every ID: with the host's own full map, the kubelet would
 // take itself for outside a user namespace and fail to open /dev/kmsg.)
-// Anyone else can map only their own IDs, to root there; pods with a
-// runAsUser or fsGroup then fail to start.
+// Anyone else maps their own IDs to root there, and, through newuidmap and
+// newgidmap, IDs 1-65535 to their subordinate IDs (subordinateMaps);
+// without those, pods with a runAsUser or fsGroup fail to start.
 func idMaps(attr *syscall.SysProcAttr, uid, gid int) {
 	if uid == 0 {
-		const ids = 1 << 16
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: ids}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: ids}}
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: mappedIDs}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: mappedIDs}}
 		attr.GidMappingsEnableSetgroups = true
 		return
 	}
 	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
 	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
 }
+
+// mappedIDs is how many user and group IDs the namespace maps when it can
+// map more than root's.
+const mappedIDs = 1 << 16
 
 // Setup brings the namespace's loopback interface up; call it once,
 // early, in the child.

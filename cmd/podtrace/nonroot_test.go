@@ -1,0 +1,75 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestNonRootUserRunsPodsAsOtherUsers runs `podtrace run --headless` as a
+// user who is not root but has subordinate IDs in /etc/subuid and
+// /etc/subgid (PODTRACE_NONROOT_USER; .ci/run makes one), as on a laptop
+// with rootless Podman set up: a pod with a runAsUser and an fsGroup
+// becomes Ready, as it does under root. (With only the user's own ID
+// mapped, the kubelet's chown of its service account token fails and the
+// pod never starts.)
+func TestNonRootUserRunsPodsAsOtherUsers(t *testing.T) {
+	name := os.Getenv("PODTRACE_NONROOT_USER")
+	if name == "" || os.Getuid() != 0 {
+		t.Skip("needs root and PODTRACE_NONROOT_USER, a user with subordinate IDs (.ci/run makes one)")
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	bin := build(t)
+	// The user must reach the binary (its test directories are root's).
+	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin))} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := t.TempDir()
+	manifest := filepath.Join(home, "pod.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: v1
+kind: Pod
+metadata:
+  name: nonroot
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 2000, runAsNonRoot: true, fsGroup: 2000}
+  containers:
+  - name: app
+    image: nginx:1.27
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{home, filepath.Dir(home)} {
+		if err := os.Chown(d, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "run", "--headless", "-f", manifest, "--timeout", "90s", "--data-dir", filepath.Join(home, "data"))
+	cmd.Dir = home
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		t.Fatalf("podtrace run as %s: %v\n%s\nlast events:\n%s", name, err, errOut.String(),
+			strings.Join(lines[max(0, len(lines)-3):], "\n"))
+	}
+	if !strings.Contains(out.String(), `"pod":"nonroot"`) || !strings.Contains(out.String(), `"stage":"ready","status":"succeeded"`) {
+		t.Fatalf("no ready stage for the pod:\n%s", out.String())
+	}
+}
