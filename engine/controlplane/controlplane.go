@@ -75,19 +75,19 @@ type ControlPlane struct {
 	// Scheduler is kube-scheduler's seam (nil without a Tracer).
 	Scheduler *schedhooks.Hooks
 
-	cancel context.CancelFunc // stops kube-apiserver (Close stops etcd)
-	// stopAtOnce stops kube-apiserver when the caller's context ends, until
-	// kube-controller-manager starts (then stopInOrder does).
-	stopAtOnce func() bool
-	// stopComponents stops kube-controller-manager and kube-scheduler,
-	// which Close does first.
-	stopComponents context.CancelFunc
-	tmpDir         string
-	lock           *os.File
-	closeLog       func() error
-	kcmDone        <-chan struct{}
-	once           sync.Once
-	err            error
+	// stop stops the components in order (stopInOrder), once: when the
+	// caller's context ends, or on Close.
+	stop func()
+	// stopComponents ends kube-controller-manager's and kube-scheduler's
+	// context, and stopAPI kube-apiserver's.
+	stopComponents, stopAPI context.CancelFunc
+	mu                      sync.Mutex // guards kcmDone
+	kcmDone                 <-chan struct{}
+	tmpDir                  string
+	lock                    *os.File
+	closeLog                func() error
+	once                    sync.Once
+	err                     error
 }
 
 // Identities the control plane's own components use.
@@ -113,13 +113,15 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	return cp, nil
 }
 
-// start runs kube-apiserver on a context of its own. Close ends it, and so
-// does the end of ctx: at once until kube-controller-manager starts, then
-// only once it has stopped (stopInOrder).
+// start runs kube-apiserver on a context of its own, and the other
+// components on one that ends with ctx; when it ends, or on Close,
+// stopInOrder stops them all.
 func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
-	components := ctx
-	ctx, cp.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	cp.stopAtOnce = context.AfterFunc(components, cp.cancel)
+	components, stopComponents := context.WithCancel(ctx)
+	ctx, stopAPI := context.WithCancel(context.WithoutCancel(ctx))
+	cp.stopComponents, cp.stopAPI = stopComponents, stopAPI
+	cp.stop = sync.OnceFunc(cp.stopInOrder)
+	context.AfterFunc(components, cp.stop)
 	var err error
 	if err = os.MkdirAll(cp.DataDir, 0o700); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
@@ -175,17 +177,22 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if !cp.stopAtOnce() {
-		return fmt.Errorf("start control plane: %w", context.Cause(components))
+	// Under mu, so that stopInOrder either finds the components' context
+	// ended first, or waits for this controller manager to stop.
+	cp.mu.Lock()
+	ended := context.Cause(components)
+	if ended == nil {
+		cp.kcmDone, err = upstream.StartControllerManager(components, upstream.ControllerManagerConfig{Kubeconfig: kcm,
+			ServiceAccountKeyFile: saKey, RootCAFile: cp.PKI.Path(pki.CACertFile), Controllers: cfg.Controllers,
+			ClusterSigningCertFile: cp.PKI.Path(pki.CACertFile), ClusterSigningKeyFile: cp.PKI.Path(pki.CAKeyFile)})
 	}
-	components, cp.stopComponents = context.WithCancel(components)
-	if cp.kcmDone, err = upstream.StartControllerManager(components, upstream.ControllerManagerConfig{Kubeconfig: kcm,
-		ServiceAccountKeyFile: saKey, RootCAFile: cp.PKI.Path(pki.CACertFile), Controllers: cfg.Controllers,
-		ClusterSigningCertFile: cp.PKI.Path(pki.CACertFile), ClusterSigningKeyFile: cp.PKI.Path(pki.CAKeyFile)}); err != nil {
+	cp.mu.Unlock()
+	if ended != nil {
+		return fmt.Errorf("start control plane: %w", ended)
+	}
+	if err != nil {
 		return err
 	}
-	kcmDone := cp.kcmDone
-	context.AfterFunc(components, func() { stopInOrder(kcmDone, cp.cancel) })
 	sched, err := cp.componentKubeconfig(scheduler, "kube-scheduler")
 	if err != nil {
 		return err
@@ -314,28 +321,28 @@ func (cp *ControlPlane) AdminConfig() *rest.Config {
 		QPS:             -1, Timeout: 60 * time.Second}
 }
 
-// stopInOrder stops kube-apiserver (stopAPI) once
-// kube-controller-manager has stopped. It may still be building its
-// controllers (just after a restart, when the default service account is
-// already there), and without kube-apiserver that fails: the namespace
-// controller then ends the process, and the controller manager's shared
-// informers keep their process-wide name, so that no other one can start
-// in this process.
-func stopInOrder(kcmDone <-chan struct{}, stopAPI context.CancelFunc) {
+// stopInOrder stops kube-controller-manager and kube-scheduler, then
+// kube-apiserver once kube-controller-manager has stopped. It may still be
+// building its controllers (just after a restart, when the default service
+// account is already there), and without kube-apiserver that fails: the
+// namespace controller then ends the process, and the controller manager's
+// shared informers keep their process-wide name, so that no other one can
+// start in this process.
+func (cp *ControlPlane) stopInOrder() {
+	cp.stopComponents()
+	cp.mu.Lock()
+	kcmDone := cp.kcmDone
+	cp.mu.Unlock()
 	waitDone(kcmDone)
-	stopAPI()
+	cp.stopAPI()
 }
 
 // Close stops the components and etcd and removes a temporary data dir.
 func (cp *ControlPlane) Close() error {
 	cp.once.Do(func() {
-		if cp.stopAtOnce != nil {
-			cp.stopAtOnce()
+		if cp.stop != nil {
+			cp.stop()
 		}
-		if cp.stopComponents != nil {
-			cp.stopComponents()
-		}
-		stopInOrder(cp.kcmDone, cp.cancel)
 		if cp.API != nil {
 			waitDone(cp.API.Done())
 		}
