@@ -1,44 +1,17 @@
 package kubectle2e
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
-
-// podtraceBinary builds cmd/podtrace once per test run.
-func podtraceBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "podtrace-kubectl-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildBin = filepath.Join(dir, "podtrace")
-		out, err := exec.Command("go", "build", "-o", buildBin, "github.com/podtrace/podtrace/cmd/podtrace").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build podtrace: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildBin
-}
 
 // TestServeAndKubeconfig runs `podtrace serve` as a user would in a second
 // terminal: it prints the export line, `podtrace kubeconfig` prints the same
@@ -49,7 +22,7 @@ func TestServeAndKubeconfig(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	kbin := kubectlBinary(t, versions[0])
-	bin := podtraceBinary(t)
+	bin := podtracebin.Path(t)
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--data-dir", data)
 	var out, errOut syncBuffer

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // causeManifest holds a pod that asks for more cpu than any node has and a
@@ -52,7 +54,7 @@ func TestCauseInTheRow(t *testing.T) {
 	}
 	for _, size := range [][2]int{{120, 40}, {80, 24}} {
 		t.Run(strconv.Itoa(size[0])+"x"+strconv.Itoa(size[1]), func(t *testing.T) {
-			tm := startTerm(t, size[0], size[1], binary(t), "--data-dir", t.TempDir(), "-f", manifest)
+			tm := startTerm(t, size[0], size[1], podtracebin.Path(t), "--data-dir", t.TempDir(), "-f", manifest)
 			tm.waitFor("3 Ready nodes", time.Minute, has("nodes 3/3"))
 			s := tm.waitFor("both causes in their rows", 10*time.Second, func(s string) bool {
 				return strings.Contains(lineWith(s, " huge "), "Insufficient cpu") &&

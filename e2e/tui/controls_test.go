@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // TestControlsOnTheRealEngine drives the keys that act on the embedded
@@ -16,7 +18,7 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	needTmux(t)
-	tm := startTerm(t, 120, 40, binary(t), "--data-dir", t.TempDir())
+	tm := startTerm(t, 120, 40, podtracebin.Path(t), "--data-dir", t.TempDir())
 	tm.waitFor("3 Ready nodes", time.Minute, has("nodes 3/3 Ready"))
 
 	// Clock: + doubles the engine's speed, - halves it, space pauses.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // TestEndToEnd starts the real podtrace binary (embedded etcd, API server,
@@ -19,7 +21,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	needTmux(t)
-	bin := binary(t)
+	bin := podtracebin.Path(t)
 	data := t.TempDir()
 	tm := startTerm(t, 120, 40, bin, "--data-dir", data)
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // firstFrame starts podtrace (embedded etcd, a fresh data dir) in tmux and
@@ -37,7 +39,7 @@ func firstFrame(tb testing.TB, bin string) time.Duration {
 //	go test ./e2e/tui -run '^$' -bench StartToFirstFrame -benchtime 10x
 func BenchmarkStartToFirstFrame(b *testing.B) {
 	needTmux(b)
-	bin := binary(b)
+	bin := podtracebin.Path(b)
 	var ds []time.Duration
 	for i := 0; i < b.N; i++ {
 		ds = append(ds, firstFrame(b, bin))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // TestScreenshot renders a real run for the README: podtrace at 200×38 with
@@ -25,7 +27,7 @@ func TestScreenshot(t *testing.T) {
 	}
 	needTmux(t)
 	const cols, rows = 200, 38
-	tm := startTerm(t, cols, rows, binary(t), "--data-dir", t.TempDir())
+	tm := startTerm(t, cols, rows, podtracebin.Path(t), "--data-dir", t.TempDir())
 	tm.waitFor("3 Ready nodes", time.Minute, has("nodes 3/3 Ready"))
 	for _, w := range []string{"typo", "crashloop", "too-big"} {
 		applyWorkload(t, tm, w)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/stages"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // loadWorkload is a Deployment of n small pods without probes, so that a pod
@@ -223,7 +225,7 @@ const recordEnv = "PODTRACE_RECORD"
 //	go test ./e2e/tui -run '^$' -bench ThroughputUIvsHeadless -benchtime 3x
 func BenchmarkThroughputUIvsHeadless(b *testing.B) {
 	needTmux(b)
-	bin := binary(b)
+	bin := podtracebin.Path(b)
 	for _, pods := range []int{200, 1000} {
 		b.Run(fmt.Sprintf("%dpods-20nodes", pods), func(b *testing.B) {
 			r := throughputRun{bin: bin, pods: pods, nodes: 20, speed: 50, headlessTimeout: 5 * time.Minute}

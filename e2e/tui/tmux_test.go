@@ -3,48 +3,14 @@
 package tuie2e
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-)
-
-// binary builds ./cmd/podtrace once per test process and returns its path;
-// $PODTRACE_BIN names a binary to use instead.
-func binary(tb testing.TB) string {
-	tb.Helper()
-	if bin := os.Getenv("PODTRACE_BIN"); bin != "" {
-		return bin
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "podtrace-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildBin = filepath.Join(dir, "podtrace")
-		out, err := exec.Command("go", "build", "-o", buildBin, "github.com/podtrace/podtrace/cmd/podtrace").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build podtrace: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return buildBin
-}
 
 // needTmux skips only when tmux is missing outside CI; in CI (.ci/run
 // installs it) a missing tmux is a failure.
