@@ -95,10 +95,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 	defer cancel()
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
-	go printEvents(sub)
-	if err := e.WaitNodesReady(ctx); err != nil {
-		return &exitError{code: exitTimeout, err: err}
-	}
+	go printEvents(sub) // engine.Start returned with every node Ready
 	applier, err := apply.New(e.AdminConfig())
 	if err != nil {
 		return err

@@ -189,10 +189,7 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	fmt.Fprintf(os.Stderr, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
-	go printEvents(sub)
-	if err := e.WaitNodesReady(ctx); err != nil {
-		return &exitError{code: exitTimeout, err: err}
-	}
+	go printEvents(sub) // engine.Start returned with every node Ready
 	if err := s.Prepare(ctx, e); err != nil {
 		return err
 	}
@@ -259,9 +256,6 @@ func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, the
 		"Or in another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
 		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if err := e.WaitNodesReady(ctx); err != nil {
 		return err
 	}
 	src, err := newEngineSource(ctx, e)

@@ -64,8 +64,7 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 }
 
 // connect attaches the source to the started engine, starts the recording
-// asked for by PODTRACE_RECORD, and applies the manifest once the nodes are
-// Ready. The returned stop ends the recording (nil when none).
+// asked for by PODTRACE_RECORD, and applies the manifest. The returned stop ends the recording (nil when none).
 func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []manifest) (stop func(), err error) {
 	if path := os.Getenv(recordEnv); path != "" {
 		if stop, err = record(e.Hub, path); err != nil {
@@ -75,10 +74,7 @@ func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []mani
 	if err := src.attach(e); err != nil {
 		return stop, err
 	}
-	if len(ms) > 0 {
-		if err := e.WaitNodesReady(ctx); err != nil {
-			return stop, err
-		}
+	if len(ms) > 0 { // engine.Start returned with every node Ready
 		if err := applyManifests(ctx, src.applier, ms); err != nil {
 			return stop, err
 		}
