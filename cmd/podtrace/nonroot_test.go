@@ -20,7 +20,7 @@ import (
 // with rootless Podman set up: a pod with a runAsUser and an fsGroup
 // becomes Ready, as it does under root. (With only the user's own ID
 // mapped, the kubelet's chown of its service account token fails and the
-// pod never starts.)
+// pod never starts, as a newuidmap that refuses shows.)
 func TestNonRootUserRunsPodsAsOtherUsers(t *testing.T) {
 	name := os.Getenv("PODTRACE_NONROOT_USER")
 	if name == "" || os.Getuid() != 0 {
@@ -58,12 +58,35 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(bin, "run", "--headless", "-f", manifest, "--timeout", "90s", "--data-dir", filepath.Join(home, "data"))
-	cmd.Dir = home
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	runAs := func(path, timeout, data string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		cmd := exec.Command(bin, "run", "--headless", "-f", manifest, "--timeout", timeout, "--data-dir", filepath.Join(home, data))
+		cmd.Dir = home
+		cmd.Env = []string{"HOME=" + home, "PATH=" + path}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		return cmd, &out, &errOut
+	}
+
+	// When newuidmap refuses (here a stand-in on PATH that fails), podtrace
+	// says so in one line and runs with the user's ID alone: the pod never
+	// becomes Ready.
+	refusing := filepath.Join(home, "refusing")
+	if err := os.MkdirAll(refusing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(refusing, "newuidmap"), []byte("#!/bin/sh\necho refused >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, errOut := runAs(refusing+":"+os.Getenv("PATH"), "20s", "refused")
+	if err := cmd.Run(); err == nil {
+		t.Error("with newuidmap refusing, the pod running as user 1000 became Ready")
+	}
+	if want := "podtrace: newuidmap: exit status 1: refused; pods that run as another user will not start"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr %q, want the line %q", errOut.String(), want)
+	}
+
+	cmd, out, errOut := runAs(os.Getenv("PATH"), "90s", "data")
 	if err := cmd.Run(); err != nil {
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		t.Fatalf("podtrace run as %s: %v\n%s\nlast events:\n%s", name, err, errOut.String(),
