@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -44,7 +45,7 @@ func (s *syncBuffer) String() string {
 // runs there, and the agent prints its stage events with --events. With
 // root, the same with real containers (--runtime containerd).
 func TestAgentJoinsACluster(t *testing.T) {
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var serveOut, serveErr bytes.Buffer
 	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "1", "--data-dir", filepath.Join(dir, "cluster"))

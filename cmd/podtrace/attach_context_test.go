@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // TestAttachContextAndNamespace attaches with kubectl's --context and -n
@@ -22,7 +24,7 @@ import (
 // every namespace in a NAMESPACE column, and a missing target is
 // kubectl's NotFound.
 func TestAttachContextAndNamespace(t *testing.T) {
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var serveOut, serveErr syncBuffer
 	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "1", "--data-dir", filepath.Join(dir, "cluster"))

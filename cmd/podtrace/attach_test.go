@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -64,7 +65,7 @@ func waitFile(t *testing.T, path string, timeout time.Duration, ok func([]byte) 
 // recording: the lanes show every observable stage done, the API stages
 // as not observable, and the scheduler's FailedScheduling.
 func TestAttachRecordAndReplay(t *testing.T) {
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var serveOut, serveErr bytes.Buffer
 	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "2", "--data-dir", filepath.Join(dir, "cluster"))
@@ -185,7 +186,7 @@ func TestAttachRecordAndReplay(t *testing.T) {
 }
 
 func TestAttachOneLineErrors(t *testing.T) {
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kc")
 	if err := os.WriteFile(kc, []byte(`apiVersion: v1

@@ -10,22 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/stages"
 )
 
-// build compiles podtrace once per test binary.
-// build builds podtrace, with its CNI plugin (cmd/podtrace-cni) beside
-// it as an installation has it, and returns podtrace's path.
-func build(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "podtrace")
-	out, err := exec.Command("go", "build", "-o", dir, ".", "../podtrace-cni").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// TestMain removes the podtrace binary the tests built once they have run.
+func TestMain(m *testing.M) { os.Exit(podtracebin.Removing(m).Run()) }
 
 func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -43,7 +33,7 @@ func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code 
 }
 
 func TestRunHeadless(t *testing.T) {
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

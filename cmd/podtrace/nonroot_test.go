@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // TestNonRootUserRunsPodsAsOtherUsers runs `podtrace run --headless` as a
@@ -32,13 +34,7 @@ func TestNonRootUserRunsPodsAsOtherUsers(t *testing.T) {
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	bin := build(t)
-	// The user must reach the binary (its test directories are root's).
-	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin))} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := podtracebin.Path(t) // any user may run it
 	home := t.TempDir()
 	manifest := filepath.Join(home, "pod.yaml")
 	if err := os.WriteFile(manifest, []byte(`apiVersion: v1

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // TestServeInPodNetwork runs `podtrace serve` as a user
@@ -33,7 +35,7 @@ func TestServeInPodNetwork(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("pod network namespaces are Linux's")
 	}
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	serve := startBin(t, bin, &out, &errOut, "serve", "--nodes", "2", "--data-dir", dir)

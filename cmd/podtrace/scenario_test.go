@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 func TestScenarioCommand(t *testing.T) {
-	bin := build(t)
+	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

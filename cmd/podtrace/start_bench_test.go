@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	nodeutil "k8s.io/kubernetes/pkg/util/node"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
 // BenchmarkServeToNodesReady times what a user waits for: from exec of
@@ -25,7 +27,7 @@ import (
 //
 //	go test ./cmd/podtrace -run '^$' -bench ServeToNodesReady -benchtime 5x
 func BenchmarkServeToNodesReady(b *testing.B) {
-	bin := build(b)
+	bin := podtracebin.Path(b)
 	var ds []time.Duration
 	for i := 0; i < b.N; i++ {
 		ds = append(ds, serveToNodesReady(b, bin))

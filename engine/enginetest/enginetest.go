@@ -24,8 +24,8 @@ import (
 // (engine/podnet) where one can be made, as podtrace itself runs the real
 // kubelet: simulated pods then answer on their pod IPs and Services get
 // endpoints. Elsewhere the tests run where they are. Call it from
-// TestMain.
-func Main(m *testing.M) {
+// TestMain with its *testing.M, or anything else whose Run runs the tests.
+func Main(m interface{ Run() int }) {
 	if !podnet.Inside() {
 		if code, err := podnet.Reexec(""); err == nil {
 			os.Exit(code)
