@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,9 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/podtrace/podtrace/engine/enginetest"
+	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
@@ -360,5 +363,47 @@ func TestKubeletPods(t *testing.T) {
 					Env:          []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['dir']"}}}},
 					VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/work", SubPathExpr: "$(DIR)"}}}}}})
 		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("subpath")) })
+	})
+
+	t.Run("the node's summary", func(t *testing.T) {
+		// As the kubelet's summary API reports it (kubectl get --raw
+		// /api/v1/nodes/node-1/proxy/stats/summary; its eviction manager
+		// reads it too): the node's ephemeral-storage capacity, with the
+		// images pulled above using some of it, its memory, and its pods.
+		// And no InvalidDiskCapacity Warning, which the image garbage
+		// collector sends at start for a disk of no capacity.
+		raw, err := e.AdminClient().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1/proxy/stats/summary").DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("stats/summary: %v", err)
+		}
+		var summary statsapi.Summary
+		if err := json.Unmarshal(raw, &summary); err != nil {
+			t.Fatal(err)
+		}
+		want := uint64(node.DefaultEphemeralStorage.Value())
+		if fs := summary.Node.Fs; fs == nil || fs.CapacityBytes == nil || *fs.CapacityBytes != want {
+			t.Errorf("node fs %+v, want a capacity of %d bytes", fs, want)
+		}
+		n, err := e.AdminClient().CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := summary.Node.Memory; m == nil || m.AvailableBytes == nil || int64(*m.AvailableBytes) != n.Status.Capacity.Memory().Value() {
+			t.Errorf("node memory %+v, want all of its %s available", m, n.Status.Capacity.Memory())
+		}
+		if rt := summary.Node.Runtime; rt == nil || rt.ImageFs == nil || rt.ImageFs.CapacityBytes == nil ||
+			*rt.ImageFs.CapacityBytes != want || rt.ImageFs.UsedBytes == nil || *rt.ImageFs.UsedBytes == 0 {
+			t.Errorf("image fs %+v, want a capacity of %d bytes, some of it used", rt, want)
+		}
+		listed := false
+		for _, p := range summary.Pods {
+			listed = listed || p.PodRef.Name == "subpath" && len(p.Containers) == 1 && p.Containers[0].Name == "app"
+		}
+		if !listed {
+			t.Errorf("the summary's pods %+v, want subpath's container app among them", summary.Pods)
+		}
+		if event("node-1", "InvalidDiskCapacity", "")() {
+			t.Error("a Warning InvalidDiskCapacity for node-1")
+		}
 	})
 }

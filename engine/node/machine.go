@@ -1,9 +1,12 @@
 package node
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	cadvisorapi "github.com/google/cadvisor/info/v1"
+	cadvisorapiv2 "github.com/google/cadvisor/info/v2"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -18,17 +21,35 @@ import (
 // spec names none.
 var DefaultEphemeralStorage = resource.MustParse("100Gi")
 
+// ephemeralStorage is the node's ephemeral-storage capacity: its spec's,
+// or DefaultEphemeralStorage.
+func ephemeralStorage(capacity v1.ResourceList) resource.Quantity {
+	if s, ok := capacity[v1.ResourceEphemeralStorage]; ok {
+		return s
+	}
+	return DefaultEphemeralStorage
+}
+
 // machine is cAdvisor for a simulated node: kubemark's fake, except that
 // the machine has the cpu and memory of the node's spec, which the kubelet
-// reports as the Node's capacity.
+// reports as the Node's capacity, one empty disk of its ephemeral-storage
+// capacity, and a root cgroup using none of them. The fake has neither
+// disks of any size nor a root cgroup, so the kubelet's summary API
+// (stats/summary, which its eviction manager reads every 10 seconds)
+// always failed, and its image garbage collector sent a Warning,
+// InvalidDiskCapacity, that no real node sends. (On containerd's nodes
+// too: the pods' own usage comes from the runtime, over CRI.)
 type machine struct {
 	*cadvisortest.Fake
 	cores  int
 	memory uint64
+	disk   uint64
+	boot   time.Time
 }
 
 func newMachine(name string, capacity v1.ResourceList) *machine {
-	m := &machine{Fake: &cadvisortest.Fake{NodeName: name}, cores: 4, memory: 8 << 30}
+	disk := ephemeralStorage(capacity)
+	m := &machine{Fake: &cadvisortest.Fake{NodeName: name}, cores: 4, memory: 8 << 30, disk: uint64(disk.Value()), boot: time.Now()}
 	if q, ok := capacity[v1.ResourceCPU]; ok {
 		m.cores = int((q.MilliValue() + 999) / 1000)
 	}
@@ -48,6 +69,46 @@ func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
 	return info, nil
 }
 
+// ContainerInfoV2 reports the node's root cgroup ("/"): its memory, and
+// no use of it or of the cores yet (simulated processes use none). It
+// knows no other cgroup, as the fake.
+func (m *machine) ContainerInfoV2(name string, opts cadvisorapiv2.RequestOptions) (map[string]cadvisorapiv2.ContainerInfo, error) {
+	if name != "/" {
+		return m.Fake.ContainerInfoV2(name, opts)
+	}
+	return map[string]cadvisorapiv2.ContainerInfo{name: {
+		Spec: cadvisorapiv2.ContainerSpec{CreationTime: m.boot, HasCpu: true, HasMemory: true,
+			Memory: cadvisorapiv2.MemorySpec{Limit: m.memory}},
+		Stats: []*cadvisorapiv2.ContainerStats{{Timestamp: time.Now(),
+			Cpu: &cadvisorapi.CpuStats{}, Memory: &cadvisorapi.MemoryStats{}}},
+	}}, nil
+}
+
+// fs is the node's disk, all of it available: the kubelet takes the
+// space its images use from the runtime (CRI ImageFsInfo).
+func (m *machine) fs(mountpoint string) cadvisorapiv2.FsInfo {
+	return cadvisorapiv2.FsInfo{Timestamp: time.Now(), Device: "podtrace", Mountpoint: mountpoint,
+		Capacity: m.disk, Available: m.disk}
+}
+
+// RootFsInfo reports the node's disk, where the kubelet keeps its files.
+func (m *machine) RootFsInfo() (cadvisorapiv2.FsInfo, error) { return m.fs("/"), nil }
+
+// ImagesFsInfo reports the node's disk, where the runtime keeps images.
+func (m *machine) ImagesFsInfo(context.Context) (cadvisorapiv2.FsInfo, error) {
+	return m.fs("/"), nil
+}
+
+// ContainerFsInfo reports the node's disk, where containers write.
+func (m *machine) ContainerFsInfo(context.Context) (cadvisorapiv2.FsInfo, error) {
+	return m.fs("/"), nil
+}
+
+// GetDirFsInfo reports the node's disk, which holds every directory.
+func (m *machine) GetDirFsInfo(path string) (cadvisorapiv2.FsInfo, error) {
+	return m.fs(path), nil
+}
+
 // containerManager is kubemark's stub container manager (no cgroups, no
 // QoS hierarchy, nothing that needs root), reporting the node's
 // ephemeral-storage capacity.
@@ -57,11 +118,7 @@ type containerManager struct {
 }
 
 func newContainerManager(capacity v1.ResourceList) *containerManager {
-	s, ok := capacity[v1.ResourceEphemeralStorage]
-	if !ok {
-		s = DefaultEphemeralStorage
-	}
-	return &containerManager{ContainerManager: cm.NewStubContainerManager(), storage: s}
+	return &containerManager{ContainerManager: cm.NewStubContainerManager(), storage: ephemeralStorage(capacity)}
 }
 
 // GetCapacity returns the node's ephemeral storage.

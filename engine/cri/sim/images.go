@@ -57,6 +57,12 @@ func (r *Runtime) RemoveImage(ctx context.Context, spec *runtimeapi.ImageSpec) e
 	return nil
 }
 
+// imageFs is where the runtime keeps its images and its containers'
+// writable layers.
+func imageFs() *runtimeapi.FilesystemIdentifier {
+	return &runtimeapi.FilesystemIdentifier{Mountpoint: "/var/lib/" + RuntimeName}
+}
+
 // ImageFsInfo reports the space the node's images take.
 func (r *Runtime) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
 	var used, n uint64
@@ -65,7 +71,7 @@ func (r *Runtime) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoRespo
 		n++
 	}
 	fs := &runtimeapi.FilesystemUsage{Timestamp: time.Now().UnixNano(),
-		FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: "/var/lib/" + RuntimeName}, UsedBytes: &runtimeapi.UInt64Value{Value: used},
+		FsId: imageFs(), UsedBytes: &runtimeapi.UInt64Value{Value: used},
 		InodesUsed: &runtimeapi.UInt64Value{Value: n}}
 	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{fs}, ContainerFilesystems: []*runtimeapi.FilesystemUsage{fs}}, nil
 }
@@ -76,14 +82,41 @@ func criImage(img model.Image) *runtimeapi.Image {
 	return &runtimeapi.Image{Id: img.ID, RepoTags: []string{img.Ref}, RepoDigests: []string{img.RepoDigest}, Size: uint64(img.Size)}
 }
 
-// ContainerStats reports no usage: simulated processes use no resources.
-func (r *Runtime) ContainerStats(_ context.Context, id string) (*runtimeapi.ContainerStats, error) {
-	return &runtimeapi.ContainerStats{Attributes: &runtimeapi.ContainerAttributes{Id: id}}, nil
+// ContainerStats reports the container using nothing: simulated processes
+// use no CPU, memory or disk.
+func (r *Runtime) ContainerStats(ctx context.Context, id string) (*runtimeapi.ContainerStats, error) {
+	cs, err := r.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{Id: id})
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 {
+		return nil, notFound("container", id)
+	}
+	return cs[0], nil
 }
 
-// ListContainerStats reports no usage.
-func (r *Runtime) ListContainerStats(context.Context, *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
-	return nil, nil
+// ListContainerStats reports each container that matches filter using
+// nothing, so that the kubelet's summary API (stats/summary) lists its
+// pods, with no usage, as it would idle ones.
+func (r *Runtime) ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
+	cs, err := r.ListContainers(ctx, &runtimeapi.ContainerFilter{Id: filter.GetId(),
+		PodSandboxId: filter.GetPodSandboxId(), LabelSelector: filter.GetLabelSelector()})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixNano()
+	zero := func() *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{} }
+	out := make([]*runtimeapi.ContainerStats, len(cs))
+	for i, c := range cs {
+		out[i] = &runtimeapi.ContainerStats{
+			Attributes: &runtimeapi.ContainerAttributes{Id: c.Id, Metadata: c.Metadata, Labels: c.Labels, Annotations: c.Annotations},
+			Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: zero()},
+			Memory: &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: zero(), UsageBytes: zero(),
+				RssBytes: zero(), PageFaults: zero(), MajorPageFaults: zero()},
+			WritableLayer: &runtimeapi.FilesystemUsage{Timestamp: now, FsId: imageFs(), UsedBytes: zero(), InodesUsed: zero()},
+		}
+	}
+	return out, nil
 }
 
 // PodSandboxStats reports no usage.
