@@ -13,9 +13,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
@@ -42,6 +44,7 @@ type engineSource struct {
 	client  kubernetes.Interface
 	applier *apply.Applier
 	sub     *trace.Subscription
+	nodes   corelisters.NodeLister
 
 	mu     sync.Mutex
 	status tui.Status
@@ -72,7 +75,7 @@ func (s *engineSource) attach(e *engine.Engine) error {
 		return err
 	}
 	s.e, s.client, s.applier, s.sub = e, e.AdminClient(), a, e.Hub.Subscribe()
-	if err := s.watchKubeEvents(); err != nil {
+	if err := s.watch(); err != nil {
 		s.sub.Close()
 		return err
 	}
@@ -105,10 +108,12 @@ func (s *engineSource) setFailed() {
 // before new ones are dropped (the informer must never block).
 const kubeEventBuffer = 16384
 
-// watchKubeEvents feeds the cluster's core/v1 Events, in every namespace,
-// to the events pane through an informer.
-func (s *engineSource) watchKubeEvents() error {
+// watch starts the informers the UI reads: the cluster's core/v1 Events,
+// in every namespace, fed to the events pane, and its Nodes, which the
+// header counts.
+func (s *engineSource) watch() error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
+	s.nodes = f.Core().V1().Nodes().Lister()
 	inf := f.Core().V1().Events().Informer()
 	send := func(obj any) {
 		ev, ok := obj.(*corev1.Event)
@@ -155,10 +160,10 @@ func (s *engineSource) readStatus() tui.Status {
 	if err := s.e.Etcd.Healthy(s.ctx); err != nil {
 		st.Etcd = "unhealthy"
 	}
-	if list, err := s.client.CoreV1().Nodes().List(s.ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
-		st.NodesTotal = len(list.Items)
-		for _, n := range list.Items {
-			countNode(&st, &n)
+	if list, err := s.nodes.List(labels.Everything()); err == nil && len(list) > 0 {
+		st.NodesTotal = len(list)
+		for _, n := range list {
+			countNode(&st, n)
 		}
 	}
 	return st
