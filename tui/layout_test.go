@@ -72,14 +72,20 @@ func TestPanesShareTheHeightAndFooterFits(t *testing.T) {
 	}
 }
 
-// ? explains the two-letter stage headers.
+// ? explains the two-letter stage headers, each beside its stage's name
+// on the same line, at any width.
 func TestHelpExplainsStageHeaders(t *testing.T) {
-	m, _, _ := fixture(80, 24, "dark")
-	press(m, "?")
-	s := ansi.Strip(m.Render())
-	for _, want := range []string{"au authn", "sb sandbox", "rd ready"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("help lacks %q:\n%s", want, s)
+	for _, w := range []int{80, 100, 130} {
+		m, _, _ := fixture(w, 40, "dark")
+		press(m, "?")
+		s := strings.ReplaceAll(ansi.Strip(m.Render()), nbsp, " ")
+		for _, id := range stages.Lifecycle {
+			if want := shortNames[id] + " " + string(id); !strings.Contains(s, want) {
+				t.Errorf("%d columns: help lacks %q:\n%s", w, want, s)
+			}
+		}
+		if !strings.Contains(s, "not reached") {
+			t.Errorf("%d columns: help lacks the cells' legend:\n%s", w, s)
 		}
 	}
 }

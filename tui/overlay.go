@@ -55,8 +55,8 @@ func (h *helpOverlay) view(m *Model, w, ht int) []string {
 	for i, c := range cells {
 		lines[i%rows] += c + " "
 	}
-	legend := fmt.Sprintf("%s not reached  %s running  %s done  %s failed  %s retrying  %s held",
-		sy.Pending, sy.Spinner[0], sy.Done, sy.Failed, sy.Retrying, sy.Waiting)
+	legend := strings.Join([]string{sy.Pending + nbsp + "not" + nbsp + "reached", sy.Spinner[0] + nbsp + "running",
+		sy.Done + nbsp + "done", sy.Failed + nbsp + "failed", sy.Retrying + nbsp + "retrying", sy.Waiting + nbsp + "held"}, "  ")
 	n := len(off)
 	if m.lesson() == nil {
 		n -= 2 // no scenario, no story or hints: nothing to explain
@@ -248,11 +248,15 @@ func drawOverlay(m *Model, ov overlay, body []string, w, h int) []string {
 	return out
 }
 
+// nbsp joins what wrapping must keep on one line, such as a symbol and
+// its meaning: it is drawn as a space.
+const nbsp = "\u00a0"
+
 // stageLegend explains the stage columns' short headers: "au authn  az authz ...".
 func stageLegend() string {
 	parts := make([]string, 0, len(stages.Lifecycle))
 	for _, id := range stages.Lifecycle {
-		parts = append(parts, shortNames[id]+" "+string(id))
+		parts = append(parts, shortNames[id]+nbsp+string(id))
 	}
 	return "Stages: " + strings.Join(parts, "  ")
 }
