@@ -95,6 +95,9 @@ func (fm *faultMenu) scopeOK(i int) bool {
 
 func (fm *faultMenu) title() string { return "Faults at " + string(fm.stage) }
 
+// wide gives the faults' descriptions, upstream's words, room to be read.
+func (*faultMenu) wide() bool { return true }
+
 func (fm *faultMenu) update(m *Model, msg tea.KeyPressMsg) (overlay, tea.Cmd) {
 	k := &m.c.Keys
 	switch {
