@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podtrace/podtrace/stages"
-
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/stages"
 )
 
 // loadWorkload is a Deployment of n small pods without probes, so that a pod
