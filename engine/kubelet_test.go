@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,6 +43,22 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 	})
 	if got := n.Status.NodeInfo.KubeletVersion; got != version.Kubernetes {
 		t.Errorf("kubeletVersion = %q, want %q", got, version.Kubernetes)
+	}
+	// kubectl get nodes -o wide: the simulated runtime and its version, on
+	// this machine's kernel and operating system.
+	info := n.Status.NodeInfo
+	if rt := info.ContainerRuntimeVersion; !regexp.MustCompile(`^podtrace-sim://\d+\.\d+\.\d+`).MatchString(rt) {
+		t.Errorf("containerRuntimeVersion = %q, want podtrace-sim://<podtrace's semantic version>", rt)
+	}
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		t.Fatal(err)
+	}
+	if want := unix.ByteSliceToString(uts.Release[:]); info.KernelVersion != want {
+		t.Errorf("kernelVersion = %q, want this machine's %q", info.KernelVersion, want)
+	}
+	if info.OSImage == "" || strings.Contains(info.OSImage, "wheezy") {
+		t.Errorf("osImage = %q, want this machine's", info.OSImage)
 	}
 	// The kubelet's API answers kube-apiserver (its client certificate,
 	// authorized by a SubjectAccessReview) and no one else.

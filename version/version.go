@@ -3,7 +3,10 @@
 // any package of the project may use it.
 package version
 
-import "strings"
+import (
+	"runtime/debug"
+	"strings"
+)
 
 // Kubernetes is the Kubernetes release podtrace speaks for: the reasons,
 // messages and API behaviour it reproduces, the version its API server and
@@ -13,7 +16,19 @@ const Kubernetes = "v1.36.3"
 // Podtrace is podtrace's own version. Release builds set it with
 //
 //	go build -ldflags "-X github.com/podtrace/podtrace/version.Podtrace=v0.4.0" ./cmd/podtrace
+//
+// Else it is the module version the Go toolchain recorded (`go install
+// github.com/podtrace/podtrace/cmd/podtrace@v0.4.0`), else "dev".
 var Podtrace = "dev"
+
+func init() {
+	if Podtrace != "dev" {
+		return
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		Podtrace = bi.Main.Version
+	}
+}
 
 // KubernetesMajorMinor returns Kubernetes' major and minor numbers ("1",
 // "36"), as /version reports them.

@@ -33,7 +33,9 @@ func ephemeralStorage(capacity v1.ResourceList) resource.Quantity {
 // machine is cAdvisor for a simulated node: kubemark's fake, except that
 // the machine has the cpu and memory of the node's spec, which the kubelet
 // reports as the Node's capacity, one empty disk of its ephemeral-storage
-// capacity, and a root cgroup using none of them. The fake has neither
+// capacity, a root cgroup using none of them, and the kernel and operating
+// system of the machine podtrace runs on (the fake's are a Debian 7
+// machine's, which kubectl get nodes -o wide showed). The fake has neither
 // disks of any size nor a root cgroup, so the kubelet's summary API
 // (stats/summary, which its eviction manager reads every 10 seconds)
 // always failed, and its image garbage collector sent a Warning,
@@ -45,11 +47,14 @@ type machine struct {
 	memory uint64
 	disk   uint64
 	boot   time.Time
+	kernel string
+	osName string
 }
 
 func newMachine(name string, capacity v1.ResourceList) *machine {
 	disk := ephemeralStorage(capacity)
 	m := &machine{Fake: &cadvisortest.Fake{NodeName: name}, cores: 4, memory: 8 << 30, disk: uint64(disk.Value()), boot: time.Now()}
+	m.kernel, m.osName = hostOS()
 	if q, ok := capacity[v1.ResourceCPU]; ok {
 		m.cores = int((q.MilliValue() + 999) / 1000)
 	}
@@ -67,6 +72,17 @@ func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
 	}
 	info.NumCores, info.MemoryCapacity = m.cores, m.memory
 	return info, nil
+}
+
+// VersionInfo reports the kernel and operating system podtrace runs on,
+// (hostOS): the Node's kernelVersion and osImage.
+func (m *machine) VersionInfo() (*cadvisorapi.VersionInfo, error) {
+	v, err := m.Fake.VersionInfo()
+	if err != nil {
+		return nil, err
+	}
+	v.KernelVersion, v.ContainerOsVersion = m.kernel, m.osName
+	return v, nil
 }
 
 // ContainerInfoV2 reports the node's root cgroup ("/"): its memory, and

@@ -35,6 +35,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
@@ -163,10 +164,21 @@ func New(cfg Config) (*Runtime, error) {
 // ("10.244.1.1-10.244.1.254"), for the cni fault's error.
 func (r *Runtime) RangeSet() string { return r.ipam.RangeSet() }
 
-// Version implements CRI.
+// Version implements CRI. The runtime's version is podtrace's, as a
+// semantic version, which is what the kubelet reads (a development build's
+// "dev" would be "Unknown" in the Node's containerRuntimeVersion).
 func (r *Runtime) Version(context.Context, string) (*runtimeapi.VersionResponse, error) {
-	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: version.Podtrace,
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: runtimeVersion(),
 		RuntimeApiVersion: "v1"}, nil
+}
+
+// runtimeVersion is version.Podtrace without its "v", or 0.0.0-dev when
+// that is not a semantic version.
+func runtimeVersion() string {
+	if v, err := utilversion.ParseSemantic(version.Podtrace); err == nil {
+		return v.String()
+	}
+	return "0.0.0-dev"
 }
 
 // Status reports the runtime and its network ready.
