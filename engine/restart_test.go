@@ -50,6 +50,10 @@ func TestKubeletRestartOnDataDir(t *testing.T) {
 	}
 	enginetest.WaitFor(t, 60*time.Second, "pod web Ready", func() bool { return isReady(get(e)) })
 	before := get(e)
+	nodeBefore, err := e.AdminClient().CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cancel()
 	e.Close()
 
@@ -67,6 +71,24 @@ func TestKubeletRestartOnDataDir(t *testing.T) {
 	if last == nil || last.ExitCode != 255 || last.Reason != "Unknown" {
 		t.Errorf("last termination %+v, want exit 255, reason Unknown (the container died with the node)", last)
 	}
+	// The node itself: the same machine, booted again, as the kubelet
+	// reports a rebooted node.
+	nodeAfter, err := e.AdminClient().CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, is := nodeBefore.Status.NodeInfo, nodeAfter.Status.NodeInfo
+	if is.MachineID == "" || is.MachineID != was.MachineID || is.SystemUUID != was.SystemUUID {
+		t.Errorf("machine ID %q, system UUID %q; want the node's own, %q and %q", is.MachineID, is.SystemUUID, was.MachineID, was.SystemUUID)
+	}
+	if is.BootID == "" || is.BootID == was.BootID {
+		t.Errorf("boot ID %q after the restart, was %q: want a new one", is.BootID, was.BootID)
+	}
+	enginetest.WaitFor(t, 10*time.Second, "the kubelet's Rebooted event", func() bool {
+		evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=node-1,reason=Rebooted"})
+		return err == nil && len(evs.Items) == 1 && evs.Items[0].Type == corev1.EventTypeWarning &&
+			evs.Items[0].Message == "Node node-1 has been rebooted, boot id: "+is.BootID
+	})
 	enginetest.WaitFor(t, 10*time.Second, "the kubelet's SandboxChanged event", func() bool {
 		evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web"})
 		if err != nil {

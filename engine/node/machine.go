@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	cadvisorapi "github.com/google/cadvisor/info/v1"
 	cadvisorapiv2 "github.com/google/cadvisor/info/v2"
+	"github.com/google/uuid"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -35,7 +37,10 @@ func ephemeralStorage(capacity v1.ResourceList) resource.Quantity {
 // reports as the Node's capacity, one empty disk of its ephemeral-storage
 // capacity, a root cgroup using none of them, and the kernel and operating
 // system of the machine podtrace runs on (the fake's are a Debian 7
-// machine's, which kubectl get nodes -o wide showed). The fake has neither
+// machine's, which kubectl get nodes -o wide showed). Its machine ID and
+// system UUID stay the node's own across restarts; its boot ID is new at
+// each start, so that the kubelet tells a node started again on its data
+// dir (Warning Rebooted), as after a reboot. The fake has neither
 // disks of any size nor a root cgroup, so the kubelet's summary API
 // (stats/summary, which its eviction manager reads every 10 seconds)
 // always failed, and its image garbage collector sent a Warning,
@@ -49,12 +54,15 @@ type machine struct {
 	boot   time.Time
 	kernel string
 	osName string
+	ids    [3]string // machine ID, system UUID, boot ID
 }
 
 func newMachine(name string, capacity v1.ResourceList) *machine {
 	disk := ephemeralStorage(capacity)
 	m := &machine{Fake: &cadvisortest.Fake{NodeName: name}, cores: 4, memory: 8 << 30, disk: uint64(disk.Value()), boot: time.Now()}
 	m.kernel, m.osName = hostOS()
+	id := uuid.NewSHA1(uuid.NameSpaceURL, []byte("podtrace://"+name))
+	m.ids = [3]string{strings.ReplaceAll(id.String(), "-", ""), strings.ToUpper(id.String()), uuid.NewString()}
 	if q, ok := capacity[v1.ResourceCPU]; ok {
 		m.cores = int((q.MilliValue() + 999) / 1000)
 	}
@@ -64,13 +72,14 @@ func newMachine(name string, capacity v1.ResourceList) *machine {
 	return m
 }
 
-// MachineInfo reports the node's cores and memory.
+// MachineInfo reports the node's cores, memory and IDs.
 func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
 	info, err := m.Fake.MachineInfo()
 	if err != nil {
 		return nil, err
 	}
 	info.NumCores, info.MemoryCapacity = m.cores, m.memory
+	info.MachineID, info.SystemUUID, info.BootID = m.ids[0], m.ids[1], m.ids[2]
 	return info, nil
 }
 
