@@ -33,6 +33,9 @@ func To(w io.Writer) {
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
+	// Each line once: klog otherwise writes an error to its error, warning
+	// and info outputs, which SetOutput makes the same file.
+	_ = fs.Set("one_output", "true")
 	klog.SetOutput(w)
 	klog.LogToStderr(false)
 	current.Lock()
