@@ -386,9 +386,12 @@ func TestKubeletPods(t *testing.T) {
 		// As the kubelet's summary API reports it (kubectl get --raw
 		// /api/v1/nodes/node-1/proxy/stats/summary; its eviction manager
 		// reads it too): the node's ephemeral-storage capacity, with the
-		// images pulled above using some of it, its memory, and its pods.
-		// And no InvalidDiskCapacity Warning, which the image garbage
-		// collector sends at start for a disk of no capacity.
+		// image pulled for a pod of its own using some of it, its memory, and
+		// its pods. And no InvalidDiskCapacity Warning, which the image
+		// garbage collector sends at start for a disk of no capacity.
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "summarized"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("summarized")) })
 		raw, err := e.AdminClient().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1/proxy/stats/summary").DoRaw(ctx)
 		if err != nil {
 			t.Fatalf("stats/summary: %v", err)
@@ -414,10 +417,10 @@ func TestKubeletPods(t *testing.T) {
 		}
 		listed := false
 		for _, p := range summary.Pods {
-			listed = listed || p.PodRef.Name == "subpath" && len(p.Containers) == 1 && p.Containers[0].Name == "app"
+			listed = listed || p.PodRef.Name == "summarized" && len(p.Containers) == 1 && p.Containers[0].Name == "app"
 		}
 		if !listed {
-			t.Errorf("the summary's pods %+v, want subpath's container app among them", summary.Pods)
+			t.Errorf("the summary's pods %+v, want summarized's container app among them", summary.Pods)
 		}
 		if event("node-1", "InvalidDiskCapacity", "")() {
 			t.Error("a Warning InvalidDiskCapacity for node-1")

@@ -17,8 +17,10 @@ const Kubernetes = "v1.36.3"
 //
 //	go build -ldflags "-X github.com/podtrace/podtrace/version.Podtrace=v0.4.0" ./cmd/podtrace
 //
-// Else it is the module version the Go toolchain recorded (`go install
-// github.com/podtrace/podtrace/cmd/podtrace@v0.4.0`), else "dev".
+// Else it is the module version the Go toolchain recorded: the tag of a
+// `go install github.com/podtrace/podtrace/cmd/podtrace@v0.4.0`, or the
+// pseudo-version of the commit a checkout's `go build` stamps; else (test
+// binaries, -buildvcs=false) "dev".
 var Podtrace = "dev"
 
 func init() {

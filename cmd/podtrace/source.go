@@ -45,6 +45,7 @@ type engineSource struct {
 	applier *apply.Applier
 	sub     *trace.Subscription
 	nodes   corelisters.NodeLister
+	synced  cache.InformerSynced // the nodes
 
 	mu     sync.Mutex
 	status tui.Status
@@ -113,7 +114,8 @@ const kubeEventBuffer = 16384
 // header counts.
 func (s *engineSource) watch() error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
-	s.nodes = f.Core().V1().Nodes().Lister()
+	nodes := f.Core().V1().Nodes()
+	s.nodes, s.synced = nodes.Lister(), nodes.Informer().HasSynced
 	inf := f.Core().V1().Events().Informer()
 	send := func(obj any) {
 		ev, ok := obj.(*corev1.Event)
@@ -160,7 +162,10 @@ func (s *engineSource) readStatus() tui.Status {
 	if err := s.e.Etcd.Healthy(s.ctx); err != nil {
 		st.Etcd = "unhealthy"
 	}
-	if list, err := s.nodes.List(labels.Everything()); err == nil && len(list) > 0 {
+	if !s.synced() {
+		return st
+	}
+	if list, err := s.nodes.List(labels.Everything()); err == nil {
 		st.NodesTotal = len(list)
 		for _, n := range list {
 			countNode(&st, n)

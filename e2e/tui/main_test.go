@@ -7,4 +7,5 @@ import (
 	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
+// TestMain removes the podtrace binary the tests built once they have run.
 func TestMain(m *testing.M) { os.Exit(podtracebin.Removing(m).Run()) }

@@ -34,8 +34,8 @@ func ephemeralStorage(capacity v1.ResourceList) resource.Quantity {
 
 // machine is cAdvisor for a simulated node: kubemark's fake, except that
 // the machine has the cpu and memory of the node's spec, which the kubelet
-// reports as the Node's capacity, one empty disk of its ephemeral-storage
-// capacity, a root cgroup using none of them, and the kernel and operating
+// reports as the Node's capacity, one disk of its ephemeral-storage
+// capacity (fs), a root cgroup using none of them, and the kernel and operating
 // system of the machine podtrace runs on (the fake's are a Debian 7
 // machine's, which kubectl get nodes -o wide showed). Its machine ID and
 // system UUID stay the node's own across restarts; its boot ID is new at
@@ -83,7 +83,7 @@ func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
 	return info, nil
 }
 
-// VersionInfo reports the kernel and operating system podtrace runs on,
+// VersionInfo reports the kernel and operating system podtrace runs on
 // (hostOS): the Node's kernelVersion and osImage.
 func (m *machine) VersionInfo() (*cadvisorapi.VersionInfo, error) {
 	v, err := m.Fake.VersionInfo()
@@ -109,11 +109,16 @@ func (m *machine) ContainerInfoV2(name string, opts cadvisorapiv2.RequestOptions
 	}}, nil
 }
 
-// fs is the node's disk, all of it available: the kubelet takes the
-// space its images use from the runtime (CRI ImageFsInfo).
+// fs is the node's disk, with all of its space and inodes (one per 4 KiB)
+// available. The kubelet takes the space its images and logs use from the
+// runtime (CRI ImageFsInfo) and its own directories, so the summary's used
+// and available bytes need not add up to the capacity; but with nothing
+// used here, the image garbage collector never finds the disk over its
+// threshold and deletes the simulated images.
 func (m *machine) fs(mountpoint string) cadvisorapiv2.FsInfo {
+	inodes := m.disk / 4096
 	return cadvisorapiv2.FsInfo{Timestamp: time.Now(), Device: "podtrace", Mountpoint: mountpoint,
-		Capacity: m.disk, Available: m.disk}
+		Capacity: m.disk, Available: m.disk, Inodes: &inodes, InodesFree: &inodes}
 }
 
 // RootFsInfo reports the node's disk, where the kubelet keeps its files.
@@ -145,6 +150,11 @@ type containerManager struct {
 func newContainerManager(capacity v1.ResourceList) *containerManager {
 	return &containerManager{ContainerManager: cm.NewStubContainerManager(), storage: ephemeralStorage(capacity)}
 }
+
+// GetPodCgroupRoot is "/", the root cgroup, as for a real kubelet without
+// QoS cgroups (cgroupsPerQOS false): the eviction manager reads the pods'
+// usage there (the stub's "" is no cgroup, and it logged so every 10s).
+func (c *containerManager) GetPodCgroupRoot() string { return "/" }
 
 // GetCapacity returns the node's ephemeral storage.
 func (c *containerManager) GetCapacity(localStorageCapacityIsolation bool) v1.ResourceList {

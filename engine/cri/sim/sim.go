@@ -165,8 +165,8 @@ func New(cfg Config) (*Runtime, error) {
 func (r *Runtime) RangeSet() string { return r.ipam.RangeSet() }
 
 // Version implements CRI. The runtime's version is podtrace's, as a
-// semantic version, which is what the kubelet reads (a development build's
-// "dev" would be "Unknown" in the Node's containerRuntimeVersion).
+// semantic version, which is what the kubelet reads (an unversioned
+// build's "dev" would be "Unknown" in the Node's containerRuntimeVersion).
 func (r *Runtime) Version(context.Context, string) (*runtimeapi.VersionResponse, error) {
 	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: runtimeVersion(),
 		RuntimeApiVersion: "v1"}, nil
