@@ -313,6 +313,25 @@ func TestKubeletPods(t *testing.T) {
 		}
 	})
 
+	t.Run("gRPC probes", func(t *testing.T) {
+		// The kubelet's gRPC probe calls the standard health service on
+		// the pod's address, as against agnhost's grpc-health-checking.
+		probe := func() *corev1.Probe {
+			return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 5000}},
+				PeriodSeconds: 1, FailureThreshold: 1}
+		}
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "grpc"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "nginx:1.27", ReadinessProbe: probe(), LivenessProbe: probe()}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("grpc")) })
+		time.Sleep(3 * time.Second) // three more liveness probes
+		if p := get("grpc"); !isReady(p) || p.Status.ContainerStatuses[0].RestartCount != 0 {
+			t.Errorf("after 3s: Ready %v, %d restarts; want Ready, none", isReady(p), p.Status.ContainerStatuses[0].RestartCount)
+		}
+		if event("grpc", "Unhealthy", "")() {
+			t.Error("an Unhealthy event for the gRPC probes")
+		}
+	})
+
 	t.Run("readiness fault", func(t *testing.T) {
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: "nginx:1.27", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{

@@ -1,21 +1,25 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/klog/v2"
 )
 
 // server answers on a pod's address: every port of its containers and
-// the extra ports Config.ExtraPorts names. Any HTTP request gets 200 "ok";
-// a TCP connection is accepted. While Config.Unhealthy holds for the pod,
+// the extra ports Config.ExtraPorts names. Any HTTP request gets 200 "ok",
+// a gRPC health check SERVING; a TCP connection is accepted. While Config.Unhealthy holds for the pod,
 // nothing listens, as for an application that stopped answering: probes
 // get "connection refused".
 type server struct {
@@ -104,15 +108,45 @@ func (s *server) close() {
 	s.closeLocked()
 }
 
-var okHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+// podHandler answers for a simulated application: a gRPC call (HTTP/2
+// without TLS, as the kubelet's gRPC probe makes it) goes to grpcServer,
+// any other request gets 200 "ok".
+var podHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		grpcServer.ServeHTTP(w, r)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = w.Write([]byte("ok\n"))
 })
 
+// grpcServer serves gRPC's standard health service, which gRPC probes
+// call.
+var grpcServer = func() *grpc.Server {
+	s := grpc.NewServer()
+	healthpb.RegisterHealthServer(s, healthy{})
+	return s
+}()
+
+// healthy is the health service of an application that is up: SERVING,
+// whichever service the probe names.
+type healthy struct {
+	healthpb.UnimplementedHealthServer
+}
+
+// Check answers SERVING.
+func (healthy) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
 func answer(l net.Listener) {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // gRPC's prior knowledge
 	// Its complaints about probe connections go nowhere, never to the
 	// terminal the UI draws on.
-	srv := &http.Server{Handler: okHandler, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: podHandler, Protocols: &protocols, ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)}
 	if err := srv.Serve(l); err != nil && !errors.Is(err, net.ErrClosed) {
 		klog.V(2).InfoS("Simulated pod stopped answering", "address", l.Addr(), "err", err)
 	}
