@@ -332,6 +332,20 @@ func TestKubeletPods(t *testing.T) {
 		}
 	})
 
+	t.Run("a probe of a port the container does not declare", func(t *testing.T) {
+		// The container declares 80: its program answers there only, and a
+		// readiness probe of 81 is refused, as the conformance suite's
+		// "wrong probe port" specs expect.
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "wrongport"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "web", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{ContainerPort: 80}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(81)}},
+				PeriodSeconds: 1}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "Unhealthy: connection refused", event("wrongport", "Unhealthy", "connect: connection refused"))
+		if isReady(get("wrongport")) {
+			t.Error("the pod is Ready")
+		}
+	})
+
 	t.Run("readiness fault", func(t *testing.T) {
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: "nginx:1.27", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
