@@ -330,6 +330,14 @@ func TestKubeletPods(t *testing.T) {
 		if event("grpc", "Unhealthy", "")() {
 			t.Error("an Unhealthy event for the gRPC probes")
 		}
+		// A sidecar's declared port answers too, though the kubelet's
+		// sandbox port mappings carry only the app containers' ports.
+		always := corev1.ContainerRestartPolicyAlways
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "grpc-sidecar"}, Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "health", Image: "nginx:1.27", RestartPolicy: &always,
+				Ports: []corev1.ContainerPort{{ContainerPort: 5000}}, ReadinessProbe: probe()}},
+			Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the sidecar's pod Ready", func() bool { return isReady(get("grpc-sidecar")) })
 	})
 
 	t.Run("a probe of a port the container does not declare", func(t *testing.T) {

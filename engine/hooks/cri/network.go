@@ -73,9 +73,16 @@ func (h *Hooks) ProbePorts(md *runtimeapi.PodSandboxMetadata) []int32 {
 // listens on is known only from them. A container that declares its ports
 // answers on those alone, so that a probe of another port fails, as on a
 // cluster (the conformance suite's "wrong probe port" specs). Such probes
-// name none of its ports, so only numbers count.
+// name none of its ports, so only numbers count. The declared ports of
+// init containers (sidecars) are listed too: the sandbox's port mappings
+// carry only the app containers'.
 func probePorts(pod *v1.Pod) []int32 {
 	var out []int32
+	for _, c := range pod.Spec.InitContainers {
+		for _, p := range c.Ports {
+			out = append(out, p.ContainerPort)
+		}
+	}
 	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		if len(c.Ports) > 0 {
 			continue
