@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -32,66 +33,54 @@ func ephemeralStorage(capacity v1.ResourceList) resource.Quantity {
 	return DefaultEphemeralStorage
 }
 
-// machine is cAdvisor for a simulated node: kubemark's fake, except that
-// the machine has the cpu and memory of the node's spec, which the kubelet
-// reports as the Node's capacity, one disk of its ephemeral-storage
-// capacity (fs), a root cgroup using none of them, and the kernel and operating
-// system of the machine podtrace runs on (the fake's are a Debian 7
-// machine's, which kubectl get nodes -o wide showed). Its machine ID and
-// system UUID stay the node's own across restarts; its boot ID is new at
-// each start, so that the kubelet tells a node started again on its data
-// dir (Warning Rebooted), as after a reboot. The fake has neither
-// disks of any size nor a root cgroup, so the kubelet's summary API
-// (stats/summary, which its eviction manager reads every 10 seconds)
-// always failed, and its image garbage collector sent a Warning,
-// InvalidDiskCapacity, that no real node sends. (On containerd's nodes
-// too: the pods' own usage comes from the runtime, over CRI.)
+// machine is cAdvisor for a simulated node: kubemark's fake, but with the
+// node's cpu and memory (which the kubelet reports as the Node's capacity),
+// this machine's kernel and OS, IDs of the node's own, one disk of its
+// ephemeral-storage capacity (fs) and a root cgroup. The fake has neither
+// disks of any size nor a root cgroup, so the kubelet's summary API, which
+// its eviction manager reads every 10 seconds, always failed, and its
+// image garbage collector sent a Warning InvalidDiskCapacity no real node
+// sends; its OS was a Debian 7 with kernel 3.16. The pods' own usage comes
+// from the runtime, over CRI.
 type machine struct {
 	*cadvisortest.Fake
-	cores  int
-	memory uint64
-	disk   uint64
-	boot   time.Time
-	kernel string
-	osName string
-	ids    [3]string // machine ID, system UUID, boot ID
+	info    cadvisorapi.MachineInfo
+	version cadvisorapi.VersionInfo
+	disk    uint64
+	boot    time.Time
 }
 
+// newMachine returns the machine of the node name with capacity. Its
+// machine ID and system UUID stay the node's across restarts; its boot ID
+// is new at each start, so that the kubelet reports a node started again
+// on its data dir as rebooted (Warning Rebooted).
 func newMachine(name string, capacity v1.ResourceList) *machine {
 	disk := ephemeralStorage(capacity)
-	m := &machine{Fake: &cadvisortest.Fake{NodeName: name}, cores: 4, memory: 8 << 30, disk: uint64(disk.Value()), boot: time.Now()}
-	m.kernel, m.osName = hostOS()
 	id := uuid.NewSHA1(uuid.NameSpaceURL, []byte("podtrace://"+name))
-	m.ids = [3]string{strings.ReplaceAll(id.String(), "-", ""), strings.ToUpper(id.String()), uuid.NewString()}
+	m := &machine{Fake: &cadvisortest.Fake{NodeName: name}, disk: uint64(disk.Value()), boot: time.Now(),
+		info: cadvisorapi.MachineInfo{NumCores: 4, MemoryCapacity: 8 << 30, InstanceID: cadvisorapi.InstanceID(name),
+			MachineID: hex.EncodeToString(id[:]), SystemUUID: strings.ToUpper(id.String()), BootID: uuid.NewString()}}
+	m.version.KernelVersion, m.version.ContainerOsVersion = hostOS()
 	if q, ok := capacity[v1.ResourceCPU]; ok {
-		m.cores = int((q.MilliValue() + 999) / 1000)
+		m.info.NumCores = int((q.MilliValue() + 999) / 1000)
 	}
 	if q, ok := capacity[v1.ResourceMemory]; ok {
-		m.memory = uint64(q.Value())
+		m.info.MemoryCapacity = uint64(q.Value())
 	}
 	return m
 }
 
 // MachineInfo reports the node's cores, memory and IDs.
 func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
-	info, err := m.Fake.MachineInfo()
-	if err != nil {
-		return nil, err
-	}
-	info.NumCores, info.MemoryCapacity = m.cores, m.memory
-	info.MachineID, info.SystemUUID, info.BootID = m.ids[0], m.ids[1], m.ids[2]
-	return info, nil
+	info := m.info
+	return &info, nil
 }
 
 // VersionInfo reports the kernel and operating system podtrace runs on
 // (hostOS): the Node's kernelVersion and osImage.
 func (m *machine) VersionInfo() (*cadvisorapi.VersionInfo, error) {
-	v, err := m.Fake.VersionInfo()
-	if err != nil {
-		return nil, err
-	}
-	v.KernelVersion, v.ContainerOsVersion = m.kernel, m.osName
-	return v, nil
+	v := m.version
+	return &v, nil
 }
 
 // ContainerInfoV2 reports the node's root cgroup ("/"): its memory, and
@@ -103,7 +92,7 @@ func (m *machine) ContainerInfoV2(name string, opts cadvisorapiv2.RequestOptions
 	}
 	return map[string]cadvisorapiv2.ContainerInfo{name: {
 		Spec: cadvisorapiv2.ContainerSpec{CreationTime: m.boot, HasCpu: true, HasMemory: true,
-			Memory: cadvisorapiv2.MemorySpec{Limit: m.memory}},
+			Memory: cadvisorapiv2.MemorySpec{Limit: m.info.MemoryCapacity}},
 		Stats: []*cadvisorapiv2.ContainerStats{{Timestamp: time.Now(),
 			Cpu: &cadvisorapi.CpuStats{}, Memory: &cadvisorapi.MemoryStats{}}},
 	}}, nil
