@@ -10,10 +10,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -163,8 +161,7 @@ type attachSource struct {
 	audit   bool
 	sub     *trace.Subscription
 	kube    chan tui.K8sEvent
-	nodes   listersv1.NodeLister
-	synced  cache.InformerSynced
+	nodes   nodeCounter
 
 	mu     sync.Mutex
 	status tui.Status
@@ -180,8 +177,7 @@ func newAttachSource(ctx context.Context, c kubernetes.Interface, contextName, n
 // start watches nodes (for the header) and Events (for the events pane).
 func (s *attachSource) start() error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
-	nodeInf := f.Core().V1().Nodes()
-	s.nodes, s.synced = nodeInf.Lister(), nodeInf.Informer().HasSynced
+	s.nodes = newNodeCounter(f)
 	opts := []informers.SharedInformerOption{}
 	if s.ns != "" {
 		opts = append(opts, informers.WithNamespace(s.ns))
@@ -213,13 +209,7 @@ func (s *attachSource) baseStatus() tui.Status {
 // readStatus is the header's facts: the nodes, once the informers synced.
 func (s *attachSource) readStatus() tui.Status {
 	st := s.baseStatus()
-	if s.synced() {
-		list, _ := s.nodes.List(labels.Everything())
-		st.NodesTotal = len(list)
-		for _, n := range list {
-			countNode(&st, n)
-		}
-	}
+	s.nodes.count(&st)
 	return st
 }
 

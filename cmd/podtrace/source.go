@@ -44,8 +44,7 @@ type engineSource struct {
 	client  kubernetes.Interface
 	applier *apply.Applier
 	sub     *trace.Subscription
-	nodes   corelisters.NodeLister
-	synced  cache.InformerSynced // the nodes
+	nodes   nodeCounter
 
 	mu     sync.Mutex
 	status tui.Status
@@ -114,8 +113,7 @@ const kubeEventBuffer = 16384
 // header counts.
 func (s *engineSource) watch() error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
-	nodes := f.Core().V1().Nodes()
-	s.nodes, s.synced = nodes.Lister(), nodes.Informer().HasSynced
+	s.nodes = newNodeCounter(f)
 	inf := f.Core().V1().Events().Informer()
 	send := func(obj any) {
 		ev, ok := obj.(*corev1.Event)
@@ -162,16 +160,33 @@ func (s *engineSource) readStatus() tui.Status {
 	if err := s.e.Etcd.Healthy(s.ctx); err != nil {
 		st.Etcd = "unhealthy"
 	}
-	if !s.synced() {
-		return st
-	}
-	if list, err := s.nodes.List(labels.Everything()); err == nil {
-		st.NodesTotal = len(list)
-		for _, n := range list {
-			countNode(&st, n)
-		}
-	}
+	s.nodes.count(&st)
 	return st
+}
+
+// nodeCounter is the header's view of the Nodes, from an informer.
+type nodeCounter struct {
+	lister corelisters.NodeLister
+	synced cache.InformerSynced
+}
+
+// newNodeCounter registers a Node informer with f (start f after).
+func newNodeCounter(f informers.SharedInformerFactory) nodeCounter {
+	n := f.Core().V1().Nodes()
+	return nodeCounter{lister: n.Lister(), synced: n.Informer().HasSynced}
+}
+
+// count sets st's nodes from the informer once it has synced; until then
+// st keeps what it had.
+func (c nodeCounter) count(st *tui.Status) {
+	if !c.synced() {
+		return
+	}
+	list, _ := c.lister.List(labels.Everything())
+	st.NodesTotal = len(list)
+	for _, n := range list {
+		countNode(st, n)
+	}
 }
 
 // countNode adds n to the header's facts: whether it is Ready, and the

@@ -64,7 +64,8 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 }
 
 // connect attaches the source to the started engine, starts the recording
-// asked for by PODTRACE_RECORD, and applies the manifest. The returned stop ends the recording (nil when none).
+// asked for by PODTRACE_RECORD, and applies the manifest. The returned stop
+// ends the recording (nil when none).
 func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []manifest) (stop func(), err error) {
 	if path := os.Getenv(recordEnv); path != "" {
 		if stop, err = record(e.Hub, path); err != nil {
