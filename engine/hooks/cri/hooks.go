@@ -50,7 +50,7 @@ type Hooks struct {
 	kubelet      map[string]*trace.Span
 	pulled       map[string]bool            // pod UID and image → the pod pulled it
 	ending       map[string]bool            // pod UID → deleted or finished
-	ports        map[string][]int32         // pod UID → its probes' and hooks' ports
+	ports        map[string][]int32         // pod UID → ExtraPorts
 	postStart    map[string]map[string]bool // pod UID → containers that run hooks → has a postStart hook
 	ready        map[string]bool            // pod UID → Ready as last reported (ReportReady)
 	reportReady  bool

@@ -31,7 +31,7 @@ func (t *tracker) ObservedPodOnWatch(pod *v1.Pod, when time.Time) {
 	h := t.h
 	uid := string(pod.UID)
 	h.mu.Lock()
-	h.ports[uid] = probePorts(pod)
+	h.ports[uid] = extraPorts(pod)
 	h.postStart[uid] = postStartHooks(pod)
 	_, seen := h.kubelet[uid]
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {

@@ -59,24 +59,24 @@ func (h *Hooks) Unhealthy(md *runtimeapi.PodSandboxMetadata) bool {
 	return false
 }
 
-// ProbePorts returns the ports the pod's probes and lifecycle hooks use
-// (those of its containers that declare no ports), as the kubelet last saw
-// the pod, for a simulated runtime to answer on besides the declared ones.
-func (h *Hooks) ProbePorts(md *runtimeapi.PodSandboxMetadata) []int32 {
+// ExtraPorts returns the ports a simulated runtime answers on for the pod
+// besides those of its sandbox's port mappings (extraPorts), as the kubelet
+// last saw the pod.
+func (h *Hooks) ExtraPorts(md *runtimeapi.PodSandboxMetadata) []int32 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.ports[md.GetUid()]
 }
 
-// probePorts lists the ports of the probes and lifecycle hooks of pod's
-// containers that declare no ports: what such a container's program
-// listens on is known only from them. A container that declares its ports
-// answers on those alone, so that a probe of another port fails, as on a
-// cluster (the conformance suite's "wrong probe port" specs). Such probes
-// name none of its ports, so only numbers count. The declared ports of
-// init containers (sidecars) are listed too: the sandbox's port mappings
-// carry only the app containers'.
-func probePorts(pod *v1.Pod) []int32 {
+// extraPorts lists what the sandbox's port mappings (the app containers'
+// declared ports) leave out: the declared ports of init containers
+// (sidecars), and the ports of the probes and lifecycle hooks of the
+// containers that declare none, whose programs' ports are known only from
+// them. A container that declares its ports answers on those alone, so a
+// probe of another port fails, as on a cluster (the conformance suite's
+// "wrong probe port" specs). Such probes name none of its ports, so only
+// numbers count.
+func extraPorts(pod *v1.Pod) []int32 {
 	var out []int32
 	for _, c := range pod.Spec.InitContainers {
 		for _, p := range c.Ports {

@@ -19,7 +19,7 @@ func NewSim(tr *trace.Tracer, cfg crisim.Config) (*Hooks, *crisim.Runtime, error
 	cfg.Network = func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, id string, add func() (string, error)) (string, error) {
 		return h.Network(sim.RangeSet(), "bridge", "podtrace", crisim.NetworkSetupError)(ctx, md, id, add)
 	}
-	cfg.ExtraPorts = func(md *runtimeapi.PodSandboxMetadata) []int32 { return h.ProbePorts(md) }
+	cfg.ExtraPorts = func(md *runtimeapi.PodSandboxMetadata) []int32 { return h.ExtraPorts(md) }
 	cfg.Unhealthy = func(md *runtimeapi.PodSandboxMetadata) bool { return h.Unhealthy(md) }
 	sim, err := crisim.New(cfg)
 	if err != nil {
