@@ -466,5 +466,17 @@ func TestKubeletPods(t *testing.T) {
 		if event("node-1", "InvalidDiskCapacity", "")() {
 			t.Error("a Warning InvalidDiskCapacity for node-1")
 		}
+		// With the summary answering, the eviction manager and the image
+		// garbage collector act on it: neither may find pressure.
+		for _, c := range n.Status.Conditions {
+			if (c.Type == corev1.NodeMemoryPressure || c.Type == corev1.NodeDiskPressure) && c.Status != corev1.ConditionFalse {
+				t.Errorf("node condition %s is %s: %s", c.Type, c.Status, c.Message)
+			}
+		}
+		for _, reason := range []string{"EvictionThresholdMet", "FreeDiskSpaceFailed", "ImageGCFailed"} {
+			if event("node-1", reason, "")() {
+				t.Errorf("a %s event for node-1", reason)
+			}
+		}
 	})
 }
