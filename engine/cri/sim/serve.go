@@ -19,9 +19,9 @@ import (
 
 // server answers on a pod's address: every port of its containers and
 // the extra ports Config.ExtraPorts names. Any HTTP request gets 200 "ok",
-// a gRPC health check SERVING; a TCP connection is accepted. While Config.Unhealthy holds for the pod,
-// nothing listens, as for an application that stopped answering: probes
-// get "connection refused".
+// a gRPC health check SERVING; a TCP connection is accepted. While
+// Config.Unhealthy holds for the pod, nothing listens, as for an
+// application that stopped answering: probes get "connection refused".
 type server struct {
 	r     *Runtime
 	sb    *sandbox
