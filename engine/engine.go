@@ -84,6 +84,7 @@ type Engine struct {
 	cancel          context.CancelFunc
 	restoreMemLimit func()
 	sims            []*crisim.Runtime // the nodes' simulated runtimes, saved on Close
+	podCIDRs        map[string]string // each node's pod range, by name
 }
 
 // Start brings the whole cluster up; it stops when ctx ends or Close is called.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
@@ -59,6 +61,11 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 	}
 	if info.OSImage == "" || strings.Contains(info.OSImage, "wheezy") {
 		t.Errorf("osImage = %q, want this machine's", info.OSImage)
+	}
+	// kubectl describe node: the range the node's pods get their addresses
+	// from (in the pod network namespace; loopback twins have none).
+	if want := []string{nodes.PodCIDR(0)}; podnet.Inside() && (n.Spec.PodCIDR != want[0] || !slices.Equal(n.Spec.PodCIDRs, want)) {
+		t.Errorf("podCIDR %q, podCIDRs %q; want %q", n.Spec.PodCIDR, n.Spec.PodCIDRs, want)
 	}
 	// The kubelet's API answers kube-apiserver (its client certificate,
 	// authorized by a SubjectAccessReview) and no one else.
@@ -304,12 +311,21 @@ func TestKubeletPods(t *testing.T) {
 		if strings.Join(order, " ") != strings.Join(want, " ") {
 			t.Errorf("order %v, want %v", order, want)
 		}
-		ip, prefix := get("ordered").Status.PodIP, "127.244." // a loopback address mirroring the pod CIDR
-		if podnet.Inside() {
-			prefix = "10.244." // the pod IP itself, in the pod network namespace
+		ip := get("ordered").Status.PodIP
+		if !podnet.Inside() {
+			if !strings.HasPrefix(ip, "127.244.") { // a loopback address mirroring the pod CIDR
+				t.Errorf("pod IP %q, want 127.244.*", ip)
+			}
+			return
 		}
-		if !strings.HasPrefix(ip, prefix) {
-			t.Errorf("pod IP %q, want %s*", ip, prefix)
+		// The pod IP itself, in the pod network namespace, from its node's
+		// range.
+		n, err := e.AdminClient().CoreV1().Nodes().Get(ctx, get("ordered").Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, cidr, err := net.ParseCIDR(n.Spec.PodCIDR); err != nil || !cidr.Contains(net.ParseIP(ip)) {
+			t.Errorf("pod IP %q is not in its node's podCIDR %q", ip, n.Spec.PodCIDR)
 		}
 	})
 

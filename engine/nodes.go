@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
@@ -52,6 +53,14 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if cfg.Containerd != nil {
 		cfg.Containerd.HandlePlugin(e.pluginHandler)
 	}
+	if cfg.Containerd != nil || podnet.Inside() {
+		// Pods get addresses from their node's range; on loopback twins
+		// (engine/cri/sim) they do not, and the Nodes keep none.
+		e.podCIDRs = podCIDRs(cfg.Nodes)
+	}
+	ipam := e.AdminConfig()
+	ipam.UserAgent = "podtrace-node-ipam/" + version.Kubernetes
+	assignPodCIDRs(ctx, kubernetes.NewForConfigOrDie(ipam), e.podCIDRs)
 	for i, n := range cfg.Nodes {
 		var hooks *crihooks.Hooks
 		switch {
@@ -151,8 +160,8 @@ func (e *Engine) WaitNodesReady(ctx context.Context) error {
 	return e.waitNodesReady(ctx, e.NodeCount())
 }
 
-// waitNodesReady waits until n Nodes are Ready and schedulable, as Start
-// promises a running cluster.
+// waitNodesReady waits until n Nodes are Ready and schedulable, with their
+// pod ranges, as Start promises a running cluster.
 func (e *Engine) waitNodesReady(ctx context.Context, n int) error {
 	client := e.AdminClient()
 	ready := 0
@@ -163,7 +172,7 @@ func (e *Engine) waitNodesReady(ctx context.Context, n int) error {
 		}
 		ready = 0
 		for _, node := range l.Items {
-			if schedulable(&node) {
+			if schedulable(&node) && hasPodCIDR(&node, e.podCIDRs) {
 				ready++
 			}
 		}

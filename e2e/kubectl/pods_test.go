@@ -1,6 +1,7 @@
 package kubectle2e
 
 import (
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -74,6 +75,11 @@ func testDescribe(t *testing.T, k *kubectl, web, pod string) {
 	if !regexp.MustCompile(`(?m)^\s+Ready\s+True\s`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^\s+default\s+`+pod+`\s`).MatchString(out) || !strings.Contains(out, "Allocated resources:") {
 		t.Errorf("describe node lacks the Ready condition, the pod or the allocation:\n%s", out)
+	}
+	// The node's pod range, which the pod's address comes from.
+	ip := net.ParseIP(strings.TrimSpace(k.ok("get", "pod", pod, "-o", "jsonpath={.status.podIP}")))
+	if _, cidr, err := net.ParseCIDR(describeField(out, "PodCIDR:")); err != nil || !cidr.Contains(ip) {
+		t.Errorf("describe node: PodCIDR %q does not hold the pod's IP %s", describeField(out, "PodCIDR:"), ip)
 	}
 	// The kubelet's node events (Starting, NodeHasSufficientMemory, ...): the
 	// real kubelet 1.36 writes them without involvedObject.uid, so kubectl
