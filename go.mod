@@ -36,6 +36,7 @@ require (
 	k8s.io/cli-runtime v0.36.3
 	k8s.io/client-go v0.36.3
 	k8s.io/component-base v0.36.3
+	k8s.io/component-helpers v0.36.3
 	k8s.io/cri-api v0.36.3
 	k8s.io/cri-client v0.36.3
 	k8s.io/cri-streaming v0.36.3
@@ -45,6 +46,7 @@ require (
 	k8s.io/kubernetes v1.36.3
 	k8s.io/mount-utils v0.0.0
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
+	mvdan.cc/sh/v3 v3.14.1
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -206,7 +208,6 @@ require (
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
 	k8s.io/cloud-provider v0.36.3 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
-	k8s.io/component-helpers v0.36.3 // indirect
 	k8s.io/controller-manager v0.36.3 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/dynamic-resource-allocation v0.36.3 // indirect

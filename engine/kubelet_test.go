@@ -417,6 +417,42 @@ func TestKubeletPods(t *testing.T) {
 		})
 	})
 
+	t.Run("what a container runs", func(t *testing.T) {
+		// A ConfigMap as a volume and as environment, an emptyDir two
+		// containers share, and a termination message: what the container
+		// prints and how it ends come from what the kubelet gave it.
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "debug", "greeting": "hello"}}
+		if _, err := e.AdminClient().CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		shared := []corev1.VolumeMount{{Name: "shared", MountPath: "/shared"}}
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "reader"}, Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}},
+				{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			InitContainers: []corev1.Container{{Name: "prepare", Image: "busybox:1.36", VolumeMounts: shared,
+				Command: []string{"sh", "-c", "echo prepared by $HOSTNAME > /shared/note"}}},
+			Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36",
+				Env: []corev1.EnvVar{{Name: "GREETING", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "greeting"}}}},
+				VolumeMounts: append(shared, corev1.VolumeMount{Name: "cfg", MountPath: "/etc/config"}),
+				Command: []string{"sh", "-c", `echo "$GREETING, mode $(cat /etc/config/mode)"; cat /shared/note; ls /etc/config; echo bye > /dev/termination-log; exit 3`}}}}})
+		var term *corev1.ContainerStateTerminated
+		enginetest.WaitFor(t, 30*time.Second, "the container terminated", func() bool {
+			for _, st := range get("reader").Status.ContainerStatuses {
+				term = st.State.Terminated
+			}
+			return term != nil
+		})
+		if term.ExitCode != 3 || term.Reason != "Error" || term.Message != "bye\n" {
+			t.Errorf("terminated: exit %d, %s, message %q; want 3, Error, \"bye\\n\"", term.ExitCode, term.Reason, term.Message)
+		}
+		b, err := pods.GetLogs("reader", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+		if want := "hello, mode debug\nprepared by reader\ngreeting\nmode\n"; err != nil || string(b) != want {
+			t.Errorf("kubectl logs reader: %q, %v; want %q", b, err, want)
+		}
+	})
+
 	t.Run("cni fault", func(t *testing.T) {
 		e.Tracer.Faults.Add(stages.Fault{Stage: stages.CNI, Kind: stages.Fail, Scope: stages.Scope{Pod: "default/nonet"}})
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "nonet"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}})

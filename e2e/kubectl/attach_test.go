@@ -9,14 +9,14 @@ import (
 // runtime: the pod and the user's rights are checked as kube-apiserver
 // does, then the real kubelet proxies the stream to the runtime's
 // streaming server, whose answer is the CRI's Unimplemented (a simulated
-// container has no process), whether kubectl speaks websocket (falling
+// container's process reads no terminal), whether kubectl speaks websocket (falling
 // back) or SPDY.
 func TestAttach(t *testing.T) {
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "attach-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
-		unimplemented := "error attaching to container: rpc error: code = Unimplemented desc = podtrace-sim runs no processes: attach is not simulated"
+		unimplemented := "error attaching to container: rpc error: code = Unimplemented desc = podtrace-sim does not simulate attach: its processes read no terminal"
 		for _, tc := range []struct {
 			args []string
 			want string

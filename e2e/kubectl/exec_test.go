@@ -1,6 +1,8 @@
 package kubectle2e
 
 import (
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -8,14 +10,37 @@ import (
 // TestExec runs kubectl exec against the simulated runtime: the pod, its
 // container and the user's rights are checked as kube-apiserver does, then
 // the real kubelet proxies the stream to the runtime's streaming server,
-// as with containerd, whose answer is the CRI's Unimplemented (a simulated
-// container has no process), whether kubectl speaks websocket (falling
-// back) or SPDY.
+// as with containerd, where the command runs in the simulated container
+// (engine/cri/sim/proc): with the environment the kubelet gave it, the
+// files the kubelet mounted, the user's input, and its exit status,
+// whether kubectl speaks websocket (falling back) or SPDY.
 func TestExec(t *testing.T) {
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "exec-" + suffix
-		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
+		k.ok("run", name, "--image=busybox", "--env=MODE=debug", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		for _, tc := range []struct {
+			stdin string
+			args  []string
+			want  string
+		}{
+			{"", []string{"exec", name, "--", "echo", "hi"}, "hi\n"},
+			{"", []string{"exec", name, "--", "sh", "-c", "echo $MODE on $HOSTNAME"}, "debug on " + name + "\n"},
+			// The service account volume, as the kubelet mounted it.
+			{"", []string{"exec", name, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace"}, "default"},
+			{"x=$((6*7))\necho $x\n", []string{"exec", "-i", name, "--", "sh"}, "42\n"},
+		} {
+			out, errOut, err := k.input(tc.stdin, tc.args...)
+			if err != nil || out != tc.want {
+				t.Errorf("kubectl %s: %q, %v (%s), want %q", strings.Join(tc.args, " "), out, err, errOut, tc.want)
+			}
+		}
+		// A command's failure: its output, and kubectl's exit status is the command's.
+		out, errOut, err := k.run("exec", name, "--", "sh", "-c", "echo oops >&2; exit 3")
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 || out != "" || !strings.Contains(errOut, "oops\ncommand terminated with exit code 3") {
+			t.Errorf("kubectl exec of a command that fails: %v, stdout %q, stderr %q; want exit status 3", err, out, errOut)
+		}
 		// A pod bound to a Node no kubelet runs, which advertises no address.
 		ghost := "ghost-" + suffix
 		k.ok("apply", "-f", k.writeFile(ghost+".yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+ghost+"\n"))
@@ -24,8 +49,6 @@ func TestExec(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"exec", name, "--", "echo", "hi"},
-				"error executing command in container: rpc error: code = Unimplemented desc = podtrace-sim runs no processes: exec is not simulated"},
 			{[]string{"exec", "-i", name, "-c", "nope", "--", "cat"},
 				"Error from server (BadRequest): container nope is not valid for pod " + name},
 			// A Node without addresses: kube-apiserver cannot reach its kubelet.

@@ -132,11 +132,15 @@ func (c *cluster) kubectl(t *testing.T, version string) *kubectl {
 }
 
 // run runs kubectl with args and returns stdout, stderr and the error.
-func (k *kubectl) run(args ...string) (string, string, error) {
+func (k *kubectl) run(args ...string) (string, string, error) { return k.input("", args...) }
+
+// input runs kubectl with args and stdin as its input, and returns
+// stdout, stderr and the error.
+func (k *kubectl) input(stdin string, args ...string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k.bin, args...)
-	cmd.Env, cmd.Dir = k.env, k.dir
+	cmd.Env, cmd.Dir, cmd.Stdin = k.env, k.dir, strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

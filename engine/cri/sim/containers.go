@@ -14,6 +14,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // CreateContainer creates a container from its image, command and
@@ -23,7 +24,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	if r.closed.Load() {
 		return "", errShutDown
 	}
-	env := map[string]string{}
+	// The process's environment: HOSTNAME, as containerd sets it, then the
+	// kubelet's.
+	env := map[string]string{"HOSTNAME": sc.GetHostname()}
 	for _, kv := range cfg.GetEnvs() {
 		env[kv.GetKey()] = string(kv.GetValue())
 	}
@@ -32,9 +35,13 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 		image = cfg.GetImage().GetImage()
 	}
 	ref := model.Normalize(image)
+	var mounts []proc.Mount
+	for _, m := range cfg.GetMounts() {
+		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
+	}
 	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Name: cfg.GetMetadata().GetName(),
 		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
-		Env: env, Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
+		Env: env, Mounts: mounts, Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
 	if err != nil {
 		return "", criError(err)
 	}
@@ -145,7 +152,7 @@ func (r *Runtime) status(ctx context.Context, c *container) (*runtimeapi.Contain
 	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.config.GetMetadata(), Resources: res,
 		State: criState(st.State), CreatedAt: c.created.UnixNano(), StartedAt: unixNano(st.StartedAt), FinishedAt: unixNano(st.FinishedAt),
 		ExitCode: int32(st.ExitCode), Image: c.config.GetImage(), ImageRef: c.imageRef, Reason: st.Reason, Message: st.Message,
-		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath}, nil
+		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath, Mounts: c.config.GetMounts()}, nil
 }
 
 func criState(s model.State) runtimeapi.ContainerState {

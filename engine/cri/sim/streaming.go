@@ -14,15 +14,16 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	utilexec "k8s.io/utils/exec"
 )
 
 // Exec, Attach and PortForward answer as containerd's CRI does: with the
 // URL of the runtime's streaming server (cri-streaming, on loopback), which
-// the kubelet proxies kube-apiserver's stream to. There a simulated
-// container, which has no process, answers exec and attach with
-// Unimplemented, in the stream, so kubectl prints it ("error executing
-// command in container: ..."); a port forward reaches the pod's address,
-// where the runtime answers for the pod.
+// the kubelet proxies kube-apiserver's stream to. There an exec runs its
+// command in the simulated container (engine/cri/sim/proc); attach, to a
+// process that reads no terminal, answers Unimplemented in the stream, so
+// kubectl prints it ("error attaching to container: ..."); a port forward
+// reaches the pod's address, where the runtime answers for the pod.
 
 // Exec returns the URL of an exec stream.
 func (r *Runtime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
@@ -106,14 +107,31 @@ func (r *Runtime) stopStreams() {
 // streamRuntime serves the streams the streaming server accepted.
 type streamRuntime struct{ r *Runtime }
 
-// Exec has no process to run the command in.
-func (streamRuntime) Exec(context.Context, string, []string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return status.Errorf(codes.Unimplemented, "%s runs no processes: exec is not simulated", RuntimeName)
+// Exec runs cmd in the container with the stream's input and output, as
+// engine/cri/sim/proc runs a command, and reports a non-zero exit status
+// as containerd does, so kubectl exits with it ("command terminated with
+// exit code 3").
+func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.Reader, out, errw io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+	var stdout, stderr io.Writer = io.Discard, io.Discard
+	if out != nil {
+		stdout = out
+	}
+	if errw != nil {
+		stderr = errw
+	}
+	code, err := s.r.rt.Exec(ctx, id, cmd, in, stdout, stderr)
+	if err != nil {
+		return criError(err)
+	}
+	if code != 0 {
+		return utilexec.CodeExitError{Err: fmt.Errorf("command terminated with non-zero exit code: exit status %d", code), Code: code}
+	}
+	return nil
 }
 
-// Attach has no process to attach to.
+// Attach is not simulated: a container's process reads no input.
 func (streamRuntime) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return status.Errorf(codes.Unimplemented, "%s runs no processes: attach is not simulated", RuntimeName)
+	return status.Errorf(codes.Unimplemented, "%s does not simulate attach: its processes read no terminal", RuntimeName)
 }
 
 // PortForward connects stream to port on the sandbox's address, where the

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // Config configures a simulated runtime for one node.
@@ -58,8 +60,9 @@ type container struct {
 	sandbox string
 	key     string
 	prog    program
-	files   map[string]bool
-	logs    []LogLine
+	env     []string // KEY=value
+	fs      *proc.FS
+	logs    []LogLine // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
 }
@@ -214,7 +217,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, files: map[string]bool{},
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts),
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.mu.Unlock()
@@ -240,11 +243,8 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, StateCreated)
 	}
 	c.status.State, c.status.StartedAt = StateRunning, now
-	first := LogLine{Time: now, Stream: "stdout", Text: fmt.Sprintf("podtrace-sim: %s started", c.status.Image)}
-	c.logs = append(c.logs, first)
 	sb := c.sandbox
 	r.mu.Unlock()
-	r.logged(id, first)
 	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateRunning, Time: now})
 	go r.run(c)
 	return nil
@@ -252,7 +252,10 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 
 // run plays the container's program until it exits or is stopped.
 func (r *Runtime) run(c *container) {
-	status := 0
+	if c.prog.argv != nil {
+		r.runCommand(c)
+		return
+	}
 	for _, st := range c.prog.steps {
 		switch st.op {
 		case "sleep":
@@ -263,22 +266,6 @@ func (r *Runtime) run(c *container) {
 				t.Stop()
 				return
 			}
-		case "log":
-			line := LogLine{Time: r.clock.Now(), Stream: "stdout", Text: st.arg}
-			r.mu.Lock()
-			c.logs = append(c.logs, line)
-			r.mu.Unlock()
-			r.logged(c.status.ID, line)
-		case "touch":
-			r.mu.Lock()
-			c.files[st.arg] = true
-			r.mu.Unlock()
-		case "rm":
-			r.mu.Lock()
-			delete(c.files, st.arg)
-			r.mu.Unlock()
-		case "status":
-			status = st.code
 		case "exit":
 			r.exit(c, st.code)
 			return
@@ -286,7 +273,29 @@ func (r *Runtime) run(c *container) {
 			return
 		}
 	}
-	r.exit(c, status)
+	r.exit(c, 0)
+}
+
+// runCommand runs the container's command until it exits, its output
+// going to the container's log; a stop ends it, and StopContainer
+// records the exit.
+func (r *Runtime) runCommand(c *container) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	stdout, stderr := &logWriter{r: r, c: c, stream: "stdout"}, &logWriter{r: r, c: c, stream: "stderr"}
+	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdout: stdout, Stderr: stderr, Sleep: r.wait})
+	stdout.flush()
+	stderr.flush()
+	if err == nil {
+		r.exit(c, code)
+	}
 }
 
 func (r *Runtime) logged(id string, line LogLine) {
@@ -373,35 +382,6 @@ func (r *Runtime) ContainerStatus(_ context.Context, id string) (ContainerStatus
 		return ContainerStatus{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
 	}
 	return c.status, nil
-}
-
-// ExecSync runs cmd as described in execute, against the container's files.
-func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (ExecResult, error) {
-	r.mu.Lock()
-	c, ok := r.containers[id]
-	if !ok {
-		r.mu.Unlock()
-		return ExecResult{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
-	}
-	if c.status.State != StateRunning {
-		st := c.status.State
-		r.mu.Unlock()
-		return ExecResult{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", st)
-	}
-	res := execute(cmd, c.files)
-	r.mu.Unlock()
-	if res.d > 0 {
-		if timeout > 0 && res.d > timeout {
-			if err := r.wait(ctx, timeout); err != nil {
-				return ExecResult{}, err
-			}
-			return ExecResult{}, fmt.Errorf("command %q timed out", cmd)
-		}
-		if err := r.wait(ctx, res.d); err != nil {
-			return ExecResult{}, err
-		}
-	}
-	return ExecResult{Stdout: res.stdout, Stderr: res.stderr, ExitCode: res.code}, nil
 }
 
 // ContainerLogs returns the container's log lines.

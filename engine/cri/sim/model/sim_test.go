@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func TestContainerProgram(t *testing.T) {
 		t.Fatalf("exit: %+v", st)
 	}
 	logs, _ := r.ContainerLogs(ctx, id)
-	if len(logs) != 2 || logs[1].Text != "hello" {
+	if len(logs) != 1 || logs[0].Text != "hello" {
 		t.Fatalf("logs %+v", logs)
 	}
 	var states []State
@@ -166,35 +167,85 @@ func TestParseProgram(t *testing.T) {
 		image     string
 		cmd, args []string
 		ann       map[string]string
-		want      string // rendered steps
+		want      string // rendered steps, or the command
+		term      bool   // ignores SIGTERM
 	}{
 		{name: "server runs forever", image: "docker.io/library/nginx:1.27", want: "forever"},
-		{name: "busybox default sh exits", image: "docker.io/library/busybox:latest", want: "exit0"},
-		{name: "exit 1", cmd: []string{"sh", "-c", "exit 1"}, want: "exit1"},
-		{name: "sleep then exit", cmd: []string{"/bin/sh", "-c"}, args: []string{"sleep 10; exit 2"}, want: "sleep10s status0 exit2"},
-		{name: "sleep binary", cmd: []string{"sleep", "3600"}, want: "sleep1h0m0s status0"},
-		{name: "false", cmd: []string{"false"}, want: "status1"},
+		{name: "busybox default sh exits", image: "docker.io/library/busybox:latest", want: "exit0", term: true},
 		{name: "annotation", image: "nginx", ann: map[string]string{AnnotationExitAfter: "5s", AnnotationExitCode: "1"}, want: "sleep5s exit1"},
-		{name: "loop", cmd: []string{"sh", "-c", "while true; do echo hi; sleep 1; done"}, want: "forever"},
+		{name: "a shell script", cmd: []string{"/bin/sh", "-c"}, args: []string{"sleep 10; exit 2"}, want: "/bin/sh -c sleep 10; exit 2", term: true},
+		{name: "sleep", cmd: []string{"sleep", "3600"}, want: "sleep 3600", term: true},
+		{name: "a server", cmd: []string{"nginx", "-g", "daemon off;"}, want: "nginx -g daemon off;"},
 	}
 	for _, tt := range tests {
 		p, err := parseProgram(tt.image, tt.cmd, tt.args, tt.ann)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		var parts []string
+		parts := p.argv
 		for _, s := range p.steps {
 			switch s.op {
 			case "sleep":
 				parts = append(parts, "sleep"+s.d.String())
-			case "exit", "status":
+			case "exit":
 				parts = append(parts, s.op+string(rune('0'+s.code)))
 			default:
 				parts = append(parts, s.op)
 			}
 		}
-		if got := strings.Join(parts, " "); got != tt.want {
-			t.Errorf("%s: steps %q, want %q", tt.name, got, tt.want)
+		if got := strings.Join(parts, " "); got != tt.want || p.ignoresTerm != tt.term {
+			t.Errorf("%s: %q (ignores SIGTERM: %t), want %q (%t)", tt.name, got, p.ignoresTerm, tt.want, tt.term)
+		}
+	}
+}
+
+// TestContainerCommands runs commands as containers' processes: their
+// exit status, when they exit on the runtime's clock, and what they log.
+func TestContainerCommands(t *testing.T) {
+	zero := ZeroLatency
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := New(Config{Clock: clk, Latency: &zero, Node: "n1"})
+	ctx := context.Background()
+	sb, err := r.RunPodSandbox(ctx, SandboxConfig{Namespace: "default", Name: "p", UID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		argv []string
+		env  map[string]string
+		code int
+		d    time.Duration
+		logs string
+	}{
+		{argv: []string{"sh", "-c", "exit 1"}, code: 1},
+		{argv: []string{"false"}, code: 1},
+		{argv: []string{"/bin/sh", "-c", "echo $MODE; sleep 10; exit 2"}, env: map[string]string{"MODE": "debug"}, code: 2, d: 10 * time.Second, logs: "debug"},
+		{argv: []string{"sh", "-c", "for i in 1 2; do echo tick $i; sleep 1; done"}, d: 2 * time.Second, logs: "tick 1|tick 2"},
+	} {
+		id, err := r.CreateContainer(ctx, sb, ContainerConfig{Name: fmt.Sprint("c", i), Image: "docker.io/library/busybox:latest", Command: tc.argv, Env: tc.env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.StartContainer(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		for elapsed := time.Duration(0); elapsed < tc.d; elapsed += time.Second {
+			for !clk.HasWaiters() {
+				time.Sleep(time.Millisecond)
+			}
+			clk.Step(time.Second)
+		}
+		st := waitState(t, r, id, StateExited)
+		if st.ExitCode != tc.code || st.FinishedAt.Sub(st.StartedAt) != tc.d {
+			t.Errorf("%q: exit %d after %s, want %d after %s", tc.argv, st.ExitCode, st.FinishedAt.Sub(st.StartedAt), tc.code, tc.d)
+		}
+		logs, _ := r.ContainerLogs(ctx, id)
+		var lines []string
+		for _, l := range logs {
+			lines = append(lines, l.Text)
+		}
+		if got := strings.Join(lines, "|"); got != tc.logs {
+			t.Errorf("%q: logs %q, want %q", tc.argv, got, tc.logs)
 		}
 	}
 }

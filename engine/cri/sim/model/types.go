@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"time"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // ErrNotFound is returned for unknown sandbox or container IDs.
@@ -41,6 +43,8 @@ type ContainerConfig struct {
 	Command []string
 	Args    []string
 	Env     map[string]string
+	// Mounts are the files and volumes the kubelet mounted for it.
+	Mounts []proc.Mount
 	// Annotations carry the simulated runtime's hints, e.g. podtrace.dev/exit-after.
 	Annotations map[string]string
 	// Stdin, StdinOnce and TTY are the container spec's, as CRI's

@@ -1,0 +1,152 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
+)
+
+// maxLogLines bounds the log lines a container keeps in memory (its log
+// file, which the CRI runtime writes, keeps them all).
+const maxLogLines = 1000
+
+// ExecSync runs cmd in the container, as an exec probe or hook does (see
+// engine/cri/sim/proc), and returns its output and exit status; past
+// timeout (when positive) it gives up, as containerd does.
+func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (ExecResult, error) {
+	p, err := r.execProcess(id, cmd)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
+	if timeout > 0 {
+		t := r.clock.NewTimer(timeout)
+		defer t.Stop()
+		go func() {
+			select {
+			case <-t.C():
+				timedOut.Store(true)
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	var stdout, stderr syncBuffer
+	p.Stdout, p.Stderr = &stdout, &stderr
+	code, err := proc.Run(ctx, p)
+	if err != nil {
+		if timedOut.Load() {
+			return ExecResult{}, fmt.Errorf("command %q timed out", cmd)
+		}
+		return ExecResult{}, err
+	}
+	return ExecResult{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: code}, nil
+}
+
+// Exec runs cmd in the container with the caller's streams, as kubectl
+// exec does, until it exits or ctx ends, and returns its exit status.
+func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	p, err := r.execProcess(id, cmd)
+	if err != nil {
+		return 0, err
+	}
+	p.Stdin, p.Stdout, p.Stderr = stdin, stdout, stderr
+	return proc.Run(ctx, p)
+}
+
+// execProcess is cmd as a process of the running container id.
+func (r *Runtime) execProcess(id string, cmd []string) (proc.Process, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[id]
+	if !ok {
+		return proc.Process{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
+	}
+	if c.status.State != StateRunning {
+		return proc.Process{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", c.status.State)
+	}
+	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true}, nil
+}
+
+// environ lists env as KEY=value, sorted.
+func environ(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// logWriter turns a container's output into log lines, one per line
+// written.
+type logWriter struct {
+	r       *Runtime
+	c       *container
+	stream  string
+	mu      sync.Mutex
+	partial []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.line(string(w.partial[:i]))
+		w.partial = w.partial[i+1:]
+	}
+}
+
+// flush logs what is left of an unfinished line.
+func (w *logWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.line(string(w.partial))
+		w.partial = nil
+	}
+}
+
+func (w *logWriter) line(text string) {
+	line := LogLine{Time: w.r.clock.Now(), Stream: w.stream, Text: strings.TrimSuffix(text, "\r")}
+	w.r.mu.Lock()
+	w.c.logs = append(w.c.logs, line)
+	if len(w.c.logs) > maxLogLines {
+		w.c.logs = append(w.c.logs[:0], w.c.logs[len(w.c.logs)-maxLogLines:]...)
+	}
+	w.r.mu.Unlock()
+	w.r.logged(w.c.status.ID, line)
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

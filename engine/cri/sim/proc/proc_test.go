@@ -1,0 +1,96 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// container gives a test container a config volume (read-only, with one
+// key) and an emptyDir (writable), as the kubelet mounts them.
+func container(t *testing.T) *FS {
+	dir := t.TempDir()
+	config, data := filepath.Join(dir, "config"), filepath.Join(dir, "data")
+	for _, d := range []string{config, data} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(config, "mode"), []byte("debug\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return NewFS([]Mount{{ContainerPath: "/etc/config", HostPath: config, ReadOnly: true}, {ContainerPath: "/data", HostPath: data}})
+}
+
+func run(t *testing.T, fsys *FS, exec bool, argv ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	var slept time.Duration
+	code, err := Run(context.Background(), Process{Argv: argv, Env: []string{"GREETING=hello", "HOSTNAME=web-1"}, FS: fsys,
+		Stdout: &out, Stderr: &errw, Exec: exec,
+		Sleep: func(ctx context.Context, d time.Duration) error { slept += d; return nil }})
+	if err != nil {
+		t.Fatalf("%q: %v", argv, err)
+	}
+	return code, out.String(), errw.String()
+}
+
+func TestScripts(t *testing.T) {
+	fsys := container(t)
+	for _, tc := range []struct {
+		argv           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"sh", "-c", "echo $GREETING from $(hostname)"}, 0, "hello from web-1\n", ""},
+		{[]string{"cat", "/etc/config/mode"}, 0, "debug\n", ""},
+		{[]string{"sh", "-c", "cat /etc/config/missing"}, 1, "", "cat: can't open '/etc/config/missing': No such file or directory\n"},
+		{[]string{"sh", "-c", "echo x > /etc/config/mode"}, 1, "", "read-only file system"},
+		{[]string{"sh", "-c", "echo ok > /tmp/healthy && cat /tmp/healthy"}, 0, "ok\n", ""},
+		{[]string{"sh", "-c", "test -f /tmp/healthy"}, 0, "", ""}, // the previous process's file, in the same container
+		{[]string{"sh", "-c", "rm /tmp/healthy; test -f /tmp/healthy"}, 1, "", ""},
+		{[]string{"sh", "-c", "echo saved > /data/out; cat /data/out"}, 0, "saved\n", ""},
+		{[]string{"sh", "-c", "ls /etc/config; ls /etc"}, 0, "mode\nconfig\n", ""},
+		{[]string{"sh", "-c", "env | grep GREETING"}, 0, "GREETING=hello\n", ""},
+		{[]string{"sh", "-c", "for i in 1 2 3; do sleep 1; echo $i; done; exit 3"}, 3, "1\n2\n3\n", ""},
+		{[]string{"sh", "-c", "if"}, 2, "", "syntax error"},
+		{[]string{"pg_isready"}, 0, "", ""}, // not simulated: under exec, it succeeds
+	} {
+		code, stdout, stderr := run(t, fsys, true, tc.argv...)
+		if code != tc.code || stdout != tc.stdout || !strings.Contains(stderr, tc.stderr) || (tc.stderr == "" && stderr != "") {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q, %q", tc.argv, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(fsys.mounts[1].HostPath, "out"))
+	if fsys.mounts[1].ContainerPath != "/etc/config" && (err != nil || string(b) != "saved\n") {
+		t.Errorf("the emptyDir's file on the host: %q, %v", b, err)
+	}
+}
+
+// TestServer checks that a command the simulation does not know runs, as a
+// container's process, until it is stopped.
+func TestServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := Run(ctx, Process{Argv: []string{"sh", "-c", "echo starting; nginx -g 'daemon off;'"}, FS: NewFS(nil),
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("nginx returned %v, want it to run until stopped", err)
+	}
+}
+
+// TestInteractive feeds a shell its statements on stdin, as kubectl exec
+// -i does.
+func TestInteractive(t *testing.T) {
+	var out bytes.Buffer
+	code, err := Run(context.Background(), Process{Argv: []string{"sh"}, Env: []string{"A=1"}, FS: NewFS(nil),
+		Stdin: strings.NewReader("echo $A\nexit 4\necho never\n"), Stdout: &out})
+	if err != nil || code != 4 || out.String() != "1\n" {
+		t.Fatalf("status %d, %v, output %q", code, err, out.String())
+	}
+}
