@@ -436,7 +436,7 @@ func TestKubeletPods(t *testing.T) {
 				Env: []corev1.EnvVar{{Name: "GREETING", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "greeting"}}}},
 				VolumeMounts: append(shared, corev1.VolumeMount{Name: "cfg", MountPath: "/etc/config"}),
-				Command: []string{"sh", "-c", `echo "$GREETING, mode $(cat /etc/config/mode)"; cat /shared/note; ls /etc/config; echo bye > /dev/termination-log; exit 3`}}}}})
+				Command:      []string{"sh", "-c", `echo "$GREETING, mode $(cat /etc/config/mode)"; cat /shared/note; ls /etc/config; echo bye > /dev/termination-log; exit 3`}}}}})
 		var term *corev1.ContainerStateTerminated
 		enginetest.WaitFor(t, 30*time.Second, "the container terminated", func() bool {
 			for _, st := range get("reader").Status.ContainerStatuses {

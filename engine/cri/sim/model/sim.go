@@ -62,7 +62,7 @@ type container struct {
 	prog    program
 	env     []string // KEY=value
 	fs      *proc.FS
-	logs    []LogLine // the latest maxLogLines
+	logs    []LogLine     // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
 }

@@ -206,4 +206,3 @@ func environ(env expand.Environ) []string {
 	sort.Strings(out)
 	return out
 }
-
