@@ -10,6 +10,7 @@ require (
 	github.com/containerd/containerd/v2 v2.3.7
 	github.com/containerd/log v0.1.0
 	github.com/containernetworking/cni v1.3.1
+	github.com/creack/pty v1.1.24
 	github.com/distribution/reference v0.6.0
 	github.com/google/cadvisor v0.56.2
 	github.com/google/go-containerregistry v0.22.1

@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/podtrace/podtrace/internal/tmuxtest"
 )
 
 // TestExec runs kubectl exec against the simulated runtime: the pod, its
@@ -62,5 +65,24 @@ func TestExec(t *testing.T) {
 				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)
 			}
 		}
+	})
+}
+
+// TestExecTerminal runs kubectl exec -it in a real terminal (tmux): the
+// simulated container's shell, on a terminal of its own, prompts, echoes
+// what is typed and runs it, and its exit status ends kubectl.
+func TestExecTerminal(t *testing.T) {
+	tmuxtest.Need(t)
+	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+		name := "tty-" + suffix
+		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		tm := tmuxtest.Start(t, 100, 20, []string{"KUBECONFIG=" + c.e.Kubeconfig, "HOME=" + k.dir},
+			tmuxtest.Quote(k.bin, "exec", "-it", name, "--", "sh")+`; echo "kubectl exited $?"; exec sleep 600`)
+		tm.WaitFor("the shell's prompt", 30*time.Second, tmuxtest.Has("/ #")) // tmux trims the space after it
+		tm.Keys("echo $((6*7)) from $HOSTNAME", "Enter")
+		tm.WaitFor("the command's output", 10*time.Second, tmuxtest.Has("/ # echo $((6*7)) from $HOSTNAME\n42 from "+name+"\n/ #"))
+		tm.Keys("exit 5", "Enter")
+		tm.WaitFor("kubectl's exit", 10*time.Second, tmuxtest.Has("kubectl exited 5"))
 	})
 }

@@ -83,10 +83,17 @@ func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, s
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	logs.To(io.Discard)
+	// Not t.TempDir: the real kubelets may still write under their root
+	// directories for a moment after Close, and its removal would fail.
+	dir, err := os.MkdirTemp("", "podtrace-kubectl-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
 	if err != nil {
 		cancel()
+		os.RemoveAll(dir)
 		t.Fatal(err)
 	}
 	c := &cluster{e: e}
@@ -98,7 +105,7 @@ func startCluster(t *testing.T) *cluster {
 			c.mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() { cancel(); e.Close() })
+	t.Cleanup(func() { cancel(); e.Close(); os.RemoveAll(dir) })
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/tmuxtest"
 )
 
 // causeManifest holds a pod that asks for more cpu than any node has and a
@@ -47,7 +48,7 @@ func TestCauseInTheRow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	needTmux(t)
+	tmuxtest.Need(t)
 	manifest := filepath.Join(t.TempDir(), "stuck.yaml")
 	if err := os.WriteFile(manifest, []byte(causeManifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -55,14 +56,14 @@ func TestCauseInTheRow(t *testing.T) {
 	for _, size := range [][2]int{{120, 40}, {80, 24}} {
 		t.Run(strconv.Itoa(size[0])+"x"+strconv.Itoa(size[1]), func(t *testing.T) {
 			tm := startTerm(t, size[0], size[1], podtracebin.Path(t), "--data-dir", t.TempDir(), "-f", manifest)
-			tm.waitFor("3 Ready nodes", time.Minute, has("nodes 3/3"))
-			s := tm.waitFor("both causes in their rows", 10*time.Second, func(s string) bool {
+			tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3"))
+			s := tm.WaitFor("both causes in their rows", 10*time.Second, func(s string) bool {
 				return strings.Contains(lineWith(s, " huge "), "Insufficient cpu") &&
 					strings.Contains(lineWith(s, " nocm "), `configmap "cfg" not found`)
 			})
 			assertNoLogs(t, s)
-			tm.keys("q")
-			tm.waitFor("podtrace to exit", 30*time.Second, has("podtrace exited 0"))
+			tm.Keys("q")
+			tm.WaitFor("podtrace to exit", 30*time.Second, tmuxtest.Has("podtrace exited 0"))
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/tmuxtest"
 )
 
 // TestEndToEnd starts the real podtrace binary (embedded etcd, API server,
@@ -20,24 +21,24 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	needTmux(t)
+	tmuxtest.Need(t)
 	bin := podtracebin.Path(t)
 	data := t.TempDir()
 	tm := startTerm(t, 120, 40, bin, "--data-dir", data)
 
-	s := tm.waitFor("the first frame with 3 Ready nodes", time.Minute,
-		has("podtrace", "embedded", "nodes 3/3 Ready", "etcd healthy", "simulated", "speed 1×", "No pods yet"))
+	s := tm.WaitFor("the first frame with 3 Ready nodes", time.Minute,
+		tmuxtest.Has("podtrace", "embedded", "nodes 3/3 Ready", "etcd healthy", "simulated", "speed 1×", "No pods yet"))
 	assertNoLogs(t, s)
 
-	tm.keys("a")
-	s = tm.waitFor("the workload picker", 10*time.Second, has("Pick a workload", "3-replica web Deployment"))
-	tm.keys("Escape")
-	tm.waitFor("the picker closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Pick a workload") })
+	tm.Keys("a")
+	s = tm.WaitFor("the workload picker", 10*time.Second, tmuxtest.Has("Pick a workload", "3-replica web Deployment"))
+	tm.Keys("Escape")
+	tm.WaitFor("the picker closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Pick a workload") })
 	applyWorkload(t, tm, "web")
 
 	// The real kubelet reports a pod Running before its Ready condition, and
 	// the Deployment counts it ready after that: wait for all of it.
-	s = tm.waitFor("three pods Running and the Deployment 3/3 ready", 90*time.Second, func(s string) bool {
+	s = tm.WaitFor("three pods Running and the Deployment 3/3 ready", 90*time.Second, func(s string) bool {
 		return strings.Count(s, " Running ") >= 3 && strings.Contains(s, "pods 3 Running") &&
 			strings.Contains(lineWith(s, "deploy/web"), "3/3")
 	})
@@ -75,8 +76,8 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(dep, "▶") {
 		t.Fatalf("the selection does not start on the Deployment: %q", dep)
 	}
-	tm.keys("j", "j", "j")
-	s = tm.waitFor("the selection on the second pod", 5*time.Second, has("4/5"))
+	tm.Keys("j", "j", "j")
+	s = tm.WaitFor("the selection on the second pod", 5*time.Second, tmuxtest.Has("4/5"))
 	sel := selectedLane(s)
 	if !strings.Contains(sel, "web-") || !strings.Contains(sel, "Running") || strings.Contains(sel, "rs/") {
 		t.Fatalf("the selected line is not a Running pod: %q", sel)
@@ -84,8 +85,8 @@ func TestEndToEnd(t *testing.T) {
 
 	// The detail of the selected pod: what the stage does, its events, and
 	// the kubectl commands to see the same in a real cluster.
-	tm.keys("Enter")
-	s = tm.waitFor("the detail", 10*time.Second, has("kubectl describe pod web-", "Kubernetes events", "Scheduled"))
+	tm.Keys("Enter")
+	s = tm.WaitFor("the detail", 10*time.Second, tmuxtest.Has("kubectl describe pod web-", "Kubernetes events", "Scheduled"))
 	if !strings.Contains(s, "authn · kube-apiserver") || !strings.Contains(s, "user kubernetes-admin") &&
 		!strings.Contains(s, "system:serviceaccount:kube-system:replicaset-controller") {
 		t.Fatalf("the authn detail does not say who created the pod:\n%s", s)
@@ -93,18 +94,18 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(s, "Successfully assigned default/web-") {
 		t.Fatalf("the detail does not show the scheduler's Scheduled event:\n%s", s)
 	}
-	tm.keys("Escape")
-	tm.waitFor("back on the pods", 5*time.Second, func(s string) bool {
+	tm.Keys("Escape")
+	tm.WaitFor("back on the pods", 5*time.Second, func(s string) bool {
 		return !strings.Contains(s, "kubectl describe") && strings.Contains(s, "deploy/web")
 	})
 
-	tm.keys("?")
-	s = tm.waitFor("the help", 5*time.Second, has("Press any key to close.", "break (this pod)", "faster"))
-	tm.keys("x")
-	tm.waitFor("help closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Press any key to close.") })
+	tm.Keys("?")
+	s = tm.WaitFor("the help", 5*time.Second, tmuxtest.Has("Press any key to close.", "break (this pod)", "faster"))
+	tm.Keys("x")
+	tm.WaitFor("help closed", 5*time.Second, func(s string) bool { return !strings.Contains(s, "Press any key to close.") })
 
-	tm.keys("q")
-	s = tm.waitFor("podtrace to exit", 30*time.Second, has("podtrace exited 0"))
+	tm.Keys("q")
+	s = tm.WaitFor("podtrace to exit", 30*time.Second, tmuxtest.Has("podtrace exited 0"))
 	assertNoLogs(t, s)
 	// The logs went to files in the data dir instead.
 	for _, f := range []string{"podtrace.log", "etcd.log"} {

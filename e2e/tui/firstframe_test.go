@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/tmuxtest"
 )
 
 // firstFrame starts podtrace (embedded etcd, a fresh data dir) in tmux and
@@ -15,14 +16,14 @@ import (
 func firstFrame(tb testing.TB, bin string) time.Duration {
 	tb.Helper()
 	tm := startTerm(tb, 120, 40, bin, "--data-dir", tb.TempDir())
-	deadline := tm.started.Add(time.Minute)
+	deadline := tm.Started.Add(time.Minute)
 	for {
-		s := tm.screen()
+		s := tm.Screen()
 		if strings.Contains(s, "podtrace │ embedded") {
-			d := time.Since(tm.started)
+			d := time.Since(tm.Started)
 			assertNoLogs(tb, s)
-			tm.keys("q")
-			tm.waitFor("podtrace to exit", 30*time.Second, has("podtrace exited 0"))
+			tm.Keys("q")
+			tm.WaitFor("podtrace to exit", 30*time.Second, tmuxtest.Has("podtrace exited 0"))
 			return d
 		}
 		if time.Now().After(deadline) {
@@ -38,7 +39,7 @@ func firstFrame(tb testing.TB, bin string) time.Duration {
 //
 //	go test ./e2e/tui -run '^$' -bench StartToFirstFrame -benchtime 10x
 func BenchmarkStartToFirstFrame(b *testing.B) {
-	needTmux(b)
+	tmuxtest.Need(b)
 	bin := podtracebin.Path(b)
 	var ds []time.Duration
 	for i := 0; i < b.N; i++ {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/tmuxtest"
 )
 
 // TestScreenshot renders a real run for the README: podtrace at 200×38 with
@@ -25,30 +26,30 @@ func TestScreenshot(t *testing.T) {
 	if out == "" {
 		t.Skip("set PODTRACE_SCREENSHOT=FILE.png to render the README screenshot")
 	}
-	needTmux(t)
+	tmuxtest.Need(t)
 	const cols, rows = 200, 38
 	tm := startTerm(t, cols, rows, podtracebin.Path(t), "--data-dir", t.TempDir())
-	tm.waitFor("3 Ready nodes", time.Minute, has("nodes 3/3 Ready"))
+	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3 Ready"))
 	for _, w := range []string{"typo", "crashloop", "too-big"} {
 		applyWorkload(t, tm, w)
 	}
-	tm.waitFor("a crash loop and an image pull back-off", 2*time.Minute, has("CrashLoopBackOff", "ImagePullBackOff"))
+	tm.WaitFor("a crash loop and an image pull back-off", 2*time.Minute, tmuxtest.Has("CrashLoopBackOff", "ImagePullBackOff"))
 	applyWorkload(t, tm, "web")
 	// Select a web pod at its pull stage: the detail on the right explains
 	// the stage while its cell spins.
 	for i := 0; i < 10; i++ {
-		tm.keys("l")
+		tm.Keys("l")
 	}
 	selectLane(t, tm, func(l string) bool { return strings.Contains(l, "web-") && !strings.Contains(l, "rs/") })
-	tm.waitFor("web pods pulling", 20*time.Second, func(s string) bool {
+	tm.WaitFor("web pods pulling", 20*time.Second, func(s string) bool {
 		return strings.Contains(s, "Pulling image") && strings.Contains(selectedLane(s), "Container")
 	})
 	time.Sleep(1200 * time.Millisecond)
-	ans := tm.screenANSI()
+	ans := tm.ScreenANSI()
 	if err := os.WriteFile(out+".ans", []byte(ans), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("screen:\n%s", tm.screen())
+	t.Logf("screen:\n%s", tm.Screen())
 	if err := renderPNG(ans, out, cols, rows); err != nil {
 		t.Fatalf("render %s: %v", out, err)
 	}

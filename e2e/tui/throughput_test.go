@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/tmuxtest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -135,8 +136,8 @@ func (r throughputRun) withUI(b *testing.B) runStats {
 	rec := filepath.Join(b.TempDir(), "events.jsonl")
 	tm := startTerm(b, 120, 40, "env", recordEnv+"="+rec, r.bin, "-f", r.manifest, "--nodes", strconv.Itoa(r.nodes),
 		"--speed", fmt.Sprint(r.speed))
-	server, _ := strconv.Atoi(strings.TrimSpace(tm.tmux("display", "-p", "#{pid}")))
-	pane, _ := strconv.Atoi(strings.TrimSpace(tm.tmux("display", "-p", "-t", tm.session, "#{pane_pid}")))
+	server, _ := strconv.Atoi(strings.TrimSpace(tm.Tmux("display", "-p", "#{pid}")))
+	pane, _ := strconv.Atoi(strings.TrimSpace(tm.Tmux("display", "-p", "-t", tm.Session, "#{pane_pid}")))
 	serverStart := cpuTime(server)
 	pid := 0
 	cpu := waitReady(b, rec, r.pods, r.headlessTimeout, func() time.Duration {
@@ -145,8 +146,8 @@ func (r throughputRun) withUI(b *testing.B) runStats {
 		}
 		return cpuTime(pid) + cpuTime(server) - serverStart
 	}, tm)
-	tm.keys("q")
-	tm.waitFor("podtrace to exit", time.Minute, has("podtrace exited 0"))
+	tm.Keys("q")
+	tm.WaitFor("podtrace to exit", time.Minute, tmuxtest.Has("podtrace exited 0"))
 	data, err := os.ReadFile(rec)
 	if err != nil {
 		b.Fatal(err)
@@ -169,7 +170,7 @@ func waitReady(b *testing.B, path string, pods int, timeout time.Duration, cpu f
 		if time.Now().After(deadline) {
 			screen := ""
 			if tm != nil {
-				screen = tm.screen()
+				screen = tm.Screen()
 			}
 			b.Fatalf("pods not Ready after %s\n%s", timeout, screen)
 		}
@@ -223,7 +224,7 @@ const recordEnv = "PODTRACE_RECORD"
 //
 //	go test ./e2e/tui -run '^$' -bench ThroughputUIvsHeadless -benchtime 3x
 func BenchmarkThroughputUIvsHeadless(b *testing.B) {
-	needTmux(b)
+	tmuxtest.Need(b)
 	bin := podtracebin.Path(b)
 	for _, pods := range []int{200, 1000} {
 		b.Run(fmt.Sprintf("%dpods-20nodes", pods), func(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/creack/pty"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -108,10 +109,11 @@ func (r *Runtime) stopStreams() {
 type streamRuntime struct{ r *Runtime }
 
 // Exec runs cmd in the container with the stream's input and output, as
-// engine/cri/sim/proc runs a command, and reports a non-zero exit status
-// as containerd does, so kubectl exits with it ("command terminated with
-// exit code 3").
-func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.Reader, out, errw io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+// engine/cri/sim/proc runs a command, on a pseudo-terminal of its own when
+// the stream asks for one (kubectl exec -t), and reports a non-zero exit
+// status as containerd does, so kubectl exits with it ("command terminated
+// with exit code 3").
+func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize) error {
 	var stdout, stderr io.Writer = io.Discard, io.Discard
 	if out != nil {
 		stdout = out
@@ -119,7 +121,16 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 	if errw != nil {
 		stderr = errw
 	}
-	code, err := s.r.rt.Exec(ctx, id, cmd, in, stdout, stderr)
+	run := func(in io.Reader, out, errw io.Writer) (int, error) {
+		return s.r.rt.Exec(ctx, id, cmd, in, out, errw, tty)
+	}
+	var code int
+	var err error
+	if tty {
+		code, err = onTerminal(in, stdout, resize, run)
+	} else {
+		code, err = run(in, stdout, stderr)
+	}
 	if err != nil {
 		return criError(err)
 	}
@@ -127,6 +138,34 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		return utilexec.CodeExitError{Err: fmt.Errorf("command terminated with non-zero exit code: exit status %d", code), Code: code}
 	}
 	return nil
+}
+
+// onTerminal runs a process on a new pseudo-terminal: the stream's input
+// goes to it, its output back to out, and the stream's resizes set its
+// size. The terminal echoes and edits lines as a container's would.
+func onTerminal(in io.Reader, out io.Writer, resize <-chan remotecommandserver.TerminalSize, run func(io.Reader, io.Writer, io.Writer) (int, error)) (int, error) {
+	ptm, pts, err := pty.Open()
+	if err != nil {
+		return 0, status.Errorf(codes.Unknown, "failed to open a terminal: %v", err)
+	}
+	defer ptm.Close()
+	go func() {
+		for size := range resize {
+			_ = pty.Setsize(ptm, &pty.Winsize{Rows: size.Height, Cols: size.Width})
+		}
+	}()
+	if in != nil {
+		go func() { _, _ = io.Copy(ptm, in) }()
+	}
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(out, ptm) // until the process's side is closed
+		close(copied)
+	}()
+	code, err := run(pts, pts, pts)
+	pts.Close()
+	<-copied
+	return code, err
 }
 
 // Attach is not simulated: a container's process reads no input.

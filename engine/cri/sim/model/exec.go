@@ -54,13 +54,14 @@ func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout
 }
 
 // Exec runs cmd in the container with the caller's streams, as kubectl
-// exec does, until it exits or ctx ends, and returns its exit status.
-func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// exec does, until it exits or ctx ends, and returns its exit status;
+// terminal says the streams are a terminal's.
+func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, terminal bool) (int, error) {
 	p, err := r.execProcess(id, cmd)
 	if err != nil {
 		return 0, err
 	}
-	p.Stdin, p.Stdout, p.Stderr = stdin, stdout, stderr
+	p.Stdin, p.Stdout, p.Stderr, p.Terminal = stdin, stdout, stderr, terminal
 	return proc.Run(ctx, p)
 }
 

@@ -41,6 +41,9 @@ type Process struct {
 	// Exec marks a command run by exec: an unknown command succeeds at
 	// once rather than serve until stopped.
 	Exec bool
+	// Terminal marks stdin and stdout as a terminal (kubectl exec -t): a
+	// shell reading its input prompts.
+	Terminal bool
 }
 
 // IsShell reports whether argv0 names a shell.
@@ -106,31 +109,48 @@ func Run(ctx context.Context, p Process) (int, error) {
 }
 
 // runInteractive runs the statements a shell reads from stdin, one by one
-// as they arrive, as `kubectl exec -i POD -- sh` feeds them.
+// as they arrive, as `kubectl exec -i POD -- sh` feeds them. On a terminal
+// it prompts as busybox's sh does for root, and a syntax error costs the
+// line, not the shell.
 func runInteractive(ctx context.Context, p Process) (int, error) {
 	r, err := newRunner(p, nil)
 	if err != nil {
 		return 0, err
 	}
-	code := 0
-	var runErr error
-	parseErr := syntax.NewParser().Interactive(p.Stdin, func(stmts []*syntax.Stmt) bool {
-		for _, st := range stmts {
-			code, runErr = status(ctx, r.Run(ctx, st))
-			if runErr != nil || r.Exited() {
-				return false
-			}
+	prompt := func(s string) {
+		if p.Terminal {
+			fmt.Fprint(p.Stdout, s)
 		}
-		return true
-	})
-	if runErr != nil {
-		return 0, runErr
 	}
-	if parseErr != nil && ctx.Err() == nil {
-		fmt.Fprintf(p.Stderr, "sh: syntax error: %v\n", parseErr)
-		return 2, nil
+	code := 0
+	for {
+		prompt("/ # ")
+		parser := syntax.NewParser()
+		failed := false
+		for stmts, err := range parser.InteractiveSeq(p.Stdin) {
+			if err != nil {
+				fmt.Fprintf(p.Stderr, "sh: syntax error: %v\n", err)
+				code, failed = 2, true
+				break
+			}
+			if parser.Incomplete() {
+				prompt("> ")
+				continue
+			}
+			for _, st := range stmts {
+				if code, err = status(ctx, r.Run(ctx, st)); err != nil {
+					return 0, err
+				}
+				if r.Exited() {
+					return code, nil
+				}
+			}
+			prompt("/ # ")
+		}
+		if !failed || !p.Terminal || ctx.Err() != nil {
+			return code, ctx.Err()
+		}
 	}
-	return code, ctx.Err()
 }
 
 // status turns the interpreter's result into an exit status.

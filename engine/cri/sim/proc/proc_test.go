@@ -59,6 +59,8 @@ func TestScripts(t *testing.T) {
 		{[]string{"sh", "-c", "env | grep GREETING"}, 0, "GREETING=hello\n", ""},
 		{[]string{"sh", "-c", "for i in 1 2 3; do sleep 1; echo $i; done; exit 3"}, 3, "1\n2\n3\n", ""},
 		{[]string{"sh", "-c", "if"}, 2, "", "syntax error"},
+		{[]string{"/bin/echo", "-n", "no newline"}, 0, "no newline", ""},
+		{[]string{"/bin/false"}, 1, "", ""},
 		{[]string{"pg_isready"}, 0, "", ""}, // not simulated: under exec, it succeeds
 	} {
 		code, stdout, stderr := run(t, fsys, true, tc.argv...)
@@ -66,8 +68,7 @@ func TestScripts(t *testing.T) {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q, %q", tc.argv, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(fsys.mounts[1].HostPath, "out"))
-	if fsys.mounts[1].ContainerPath != "/etc/config" && (err != nil || string(b) != "saved\n") {
+	if b, err := os.ReadFile(filepath.Join(fsys.mounts[1].HostPath, "out")); fsys.mounts[1].ContainerPath != "/data" || string(b) != "saved\n" {
 		t.Errorf("the emptyDir's file on the host: %q, %v", b, err)
 	}
 }

@@ -1,0 +1,124 @@
+// Package tmuxtest runs a program in a real terminal (a tmux session) for
+// tests that assert on what a user would read on the screen and type on
+// the keyboard.
+package tmuxtest
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Need skips only when tmux is missing outside CI; in CI (.ci/run
+// installs it) a missing tmux is a failure.
+func Need(tb testing.TB) {
+	tb.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatal("tmux is not installed (.ci/run installs it)")
+		}
+		tb.Skip("tmux not installed")
+	}
+}
+
+// Term is one tmux server with one session running a command. Its own
+// socket keeps it apart from any other tmux.
+type Term struct {
+	tb testing.TB
+	// Socket is the tmux server's socket name, Session the session's.
+	Socket, Session string
+	// Started is when the session was started.
+	Started time.Time
+}
+
+var seq int
+
+// Start runs script (a sh script) in a new detached tmux session of w×h
+// cells, with TERM=xterm-256color and env added to the environment. The
+// server is killed when the test ends.
+func Start(tb testing.TB, w, h int, env []string, script string) *Term {
+	tb.Helper()
+	seq++
+	t := &Term{tb: tb, Socket: "podtrace-e2e-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(seq), Session: "e2e"}
+	t.Started = time.Now()
+	args := []string{"new-session", "-d", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "-s", t.Session,
+		"env", "TERM=xterm-256color"}
+	args = append(append(args, env...), "sh", "-c", script)
+	t.Tmux(args...)
+	tb.Cleanup(func() { exec.Command("tmux", "-L", t.Socket, "kill-server").Run() })
+	return t
+}
+
+// Quote quotes argv for a sh script.
+func Quote(argv ...string) string {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
+}
+
+// Tmux runs a tmux command against the session's server.
+func (t *Term) Tmux(args ...string) string {
+	t.tb.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", t.Socket}, args...)...).CombinedOutput()
+	if err != nil {
+		t.tb.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// Screen returns the visible pane as text.
+func (t *Term) Screen() string { return t.Tmux("capture-pane", "-p", "-t", t.Session) }
+
+// ScreenANSI returns the visible pane with its colours as escape sequences.
+func (t *Term) ScreenANSI() string { return t.Tmux("capture-pane", "-e", "-p", "-t", t.Session) }
+
+// Keys sends tmux key names (a, Enter, Escape, ...). An Escape is followed by
+// a pause so that the next key is not read as alt+key.
+func (t *Term) Keys(keys ...string) {
+	t.tb.Helper()
+	for _, k := range keys {
+		t.Tmux("send-keys", "-t", t.Session, k)
+		if k == "Escape" {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+}
+
+// WaitFor polls the screen until ok holds, failing with the screen after timeout.
+func (t *Term) WaitFor(what string, timeout time.Duration, ok func(string) bool) string {
+	t.tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := t.Screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.tb.Fatalf("waiting %s for %s; screen:\n%s", timeout, what, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Has reports whether a screen holds every one of subs.
+func Has(subs ...string) func(string) bool {
+	return func(s string) bool {
+		for _, sub := range subs {
+			if !strings.Contains(s, sub) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Running reports whether the session is still there: it ends when its
+// script exits.
+func (t *Term) Running() bool {
+	return exec.Command("tmux", "-L", t.Socket, "has-session", "-t", t.Session).Run() == nil
+}
