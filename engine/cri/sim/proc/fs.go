@@ -47,14 +47,22 @@ type memFile struct {
 func NewFS(mounts []Mount) *FS {
 	ms := make([]Mount, 0, len(mounts))
 	for _, m := range mounts {
-		if m.ContainerPath != "" && m.HostPath != "" {
+		if m.ContainerPath != "" && m.HostPath != "" && path.Clean("/"+m.ContainerPath) != "/" {
 			m.ContainerPath = path.Clean("/" + m.ContainerPath)
 			ms = append(ms, m)
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return len(ms[i].ContainerPath) > len(ms[j].ContainerPath) })
-	return &FS{mounts: ms, files: map[string]*memFile{}}
+	f := &FS{mounts: ms, files: map[string]*memFile{}}
+	for _, d := range imageDirs {
+		f.files[d] = &memFile{dir: true}
+	}
+	return f
 }
+
+// imageDirs are the directories nearly every image has: a simulated
+// image's, empty.
+var imageDirs = []string{"/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/var"}
 
 // abs makes name absolute against dir and cleans it.
 func abs(dir, name string) string {
@@ -70,10 +78,7 @@ func (f *FS) host(name string) (string, Mount, bool) {
 		if name == m.ContainerPath {
 			return m.HostPath, m, true
 		}
-		if rest, ok := strings.CutPrefix(name, m.ContainerPath+"/"); ok || m.ContainerPath == "/" {
-			if m.ContainerPath == "/" {
-				rest = strings.TrimPrefix(name, "/")
-			}
+		if rest, ok := strings.CutPrefix(name, m.ContainerPath+"/"); ok {
 			return filepath.Join(m.HostPath, filepath.FromSlash(rest)), m, true
 		}
 	}

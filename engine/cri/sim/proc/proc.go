@@ -122,9 +122,10 @@ func runInteractive(ctx context.Context, p Process) (int, error) {
 			fmt.Fprint(p.Stdout, s)
 		}
 	}
+	ps1 := func() { prompt(r.Dir + " # ") } // busybox's for root: the directory, then #
 	code := 0
 	for {
-		prompt("/ # ")
+		ps1()
 		parser := syntax.NewParser()
 		failed := false
 		for stmts, err := range parser.InteractiveSeq(p.Stdin) {
@@ -145,7 +146,7 @@ func runInteractive(ctx context.Context, p Process) (int, error) {
 					return code, nil
 				}
 			}
-			prompt("/ # ")
+			ps1()
 		}
 		if !failed || !p.Terminal || ctx.Err() != nil {
 			return code, ctx.Err()

@@ -56,6 +56,8 @@ func TestScripts(t *testing.T) {
 		{[]string{"sh", "-c", "rm /tmp/healthy; test -f /tmp/healthy"}, 1, "", ""},
 		{[]string{"sh", "-c", "echo saved > /data/out; cat /data/out"}, 0, "saved\n", ""},
 		{[]string{"sh", "-c", "ls /etc/config; ls /etc"}, 0, "mode\nconfig\n", ""},
+		{[]string{"sh", "-c", "cd /tmp && echo hi > note && ls && pwd"}, 0, "note\n/tmp\n", ""},
+		{[]string{"ls", "/"}, 0, "bin\ndata\ndev\netc\nhome\nproc\nroot\nsys\ntmp\nusr\nvar\n", ""},
 		{[]string{"sh", "-c", "env | grep GREETING"}, 0, "GREETING=hello\n", ""},
 		{[]string{"sh", "-c", "for i in 1 2 3; do sleep 1; echo $i; done; exit 3"}, 3, "1\n2\n3\n", ""},
 		{[]string{"sh", "-c", "if"}, 2, "", "syntax error"},
