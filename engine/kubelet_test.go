@@ -451,6 +451,22 @@ func TestKubeletPods(t *testing.T) {
 		if want := "hello, mode debug\nprepared by reader\ngreeting\nmode\n"; err != nil || string(b) != want {
 			t.Errorf("kubectl logs reader: %q, %v; want %q", b, err, want)
 		}
+		// The user it runs as, and a message taken from its log, whose last
+		// line has no newline.
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "runas"}, Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1001), RunAsGroup: ptr.To[int64](2002)},
+			Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Command: []string{"sh", "-c", "id; echo -n DONE; exit 1"}}}}})
+		term = nil
+		enginetest.WaitFor(t, 30*time.Second, "the container terminated", func() bool {
+			for _, st := range get("runas").Status.ContainerStatuses {
+				term = st.State.Terminated
+			}
+			return term != nil
+		})
+		if want := "uid=1001 gid=2002 groups=2002\nDONE"; term.Message != want {
+			t.Errorf("termination message from the log %q, want %q", term.Message, want)
+		}
 	})
 
 	t.Run("cni fault", func(t *testing.T) {

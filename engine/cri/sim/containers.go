@@ -35,13 +35,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 		image = cfg.GetImage().GetImage()
 	}
 	ref := model.Normalize(image)
+	sec := cfg.GetLinux().GetSecurityContext()
 	var mounts []proc.Mount
 	for _, m := range cfg.GetMounts() {
 		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
 	}
 	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Name: cfg.GetMetadata().GetName(),
 		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
-		Env: env, Mounts: mounts, Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
+		Env: env, Mounts: mounts, UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
 	if err != nil {
 		return "", criError(err)
 	}
@@ -234,5 +235,5 @@ func (r *Runtime) logLine(id string, line model.LogLine) {
 		l = c.log
 	}
 	r.mu.Unlock()
-	l.write(time.Now(), line.Stream, line.Text)
+	l.write(time.Now(), line.Stream, line.Text, line.Partial)
 }

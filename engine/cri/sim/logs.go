@@ -11,7 +11,9 @@ import (
 )
 
 // logFile is a container's log in the CRI format the kubelet reads
-// (pkg/kubelet/kuberuntime/logs): "<RFC3339Nano time> <stream> F <line>".
+// (pkg/kubelet/kuberuntime/logs): "<RFC3339Nano time> <stream> F <line>",
+// P instead of F for output that ends without a newline, as containerd
+// writes it.
 type logFile struct {
 	mu sync.Mutex
 	f  *os.File
@@ -33,14 +35,18 @@ func openLog(path string) *logFile {
 	return &logFile{f: f}
 }
 
-func (l *logFile) write(t time.Time, stream, text string) {
+func (l *logFile) write(t time.Time, stream, text string, partial bool) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f != nil {
-		fmt.Fprintf(l.f, "%s %s F %s\n", t.UTC().Format(time.RFC3339Nano), stream, text)
+		tag := "F"
+		if partial {
+			tag = "P"
+		}
+		fmt.Fprintf(l.f, "%s %s %s %s\n", t.UTC().Format(time.RFC3339Nano), stream, tag, text)
 	}
 }
 

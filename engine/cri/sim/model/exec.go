@@ -76,7 +76,7 @@ func (r *Runtime) execProcess(id string, cmd []string) (proc.Process, error) {
 	if c.status.State != StateRunning {
 		return proc.Process{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", c.status.State)
 	}
-	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true}, nil
+	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true, UID: c.uid, GID: c.gid}, nil
 }
 
 // environ lists env as KEY=value, sorted.
@@ -108,23 +108,23 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			return len(p), nil
 		}
-		w.line(string(w.partial[:i]))
+		w.line(string(w.partial[:i]), false)
 		w.partial = w.partial[i+1:]
 	}
 }
 
-// flush logs what is left of an unfinished line.
+// flush logs what is left of an unfinished line, as a partial one.
 func (w *logWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.partial) > 0 {
-		w.line(string(w.partial))
+		w.line(string(w.partial), true)
 		w.partial = nil
 	}
 }
 
-func (w *logWriter) line(text string) {
-	line := LogLine{Time: w.r.clock.Now(), Stream: w.stream, Text: strings.TrimSuffix(text, "\r")}
+func (w *logWriter) line(text string, partial bool) {
+	line := LogLine{Time: w.r.clock.Now(), Stream: w.stream, Text: strings.TrimSuffix(text, "\r"), Partial: partial}
 	w.r.mu.Lock()
 	w.c.logs = append(w.c.logs, line)
 	if len(w.c.logs) > maxLogLines {

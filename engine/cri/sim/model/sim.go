@@ -62,6 +62,8 @@ type container struct {
 	prog    program
 	env     []string // KEY=value
 	fs      *proc.FS
+	uid     int64 // the user and group its processes run as
+	gid     int64
 	logs    []LogLine     // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
@@ -217,7 +219,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts),
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts), uid: cfg.UID, gid: cfg.GID,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.mu.Unlock()
@@ -290,7 +292,8 @@ func (r *Runtime) runCommand(c *container) {
 		}
 	}()
 	stdout, stderr := &logWriter{r: r, c: c, stream: "stdout"}, &logWriter{r: r, c: c, stream: "stderr"}
-	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdout: stdout, Stderr: stderr, Sleep: r.wait})
+	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdout: stdout, Stderr: stderr, Sleep: r.wait,
+		UID: c.uid, GID: c.gid})
 	stdout.flush()
 	stderr.flush()
 	if err == nil {

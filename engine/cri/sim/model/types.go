@@ -45,6 +45,8 @@ type ContainerConfig struct {
 	Env     map[string]string
 	// Mounts are the files and volumes the kubelet mounted for it.
 	Mounts []proc.Mount
+	// UID and GID are the user and group its processes run as.
+	UID, GID int64
 	// Annotations carry the simulated runtime's hints, e.g. podtrace.dev/exit-after.
 	Annotations map[string]string
 	// Stdin, StdinOnce and TTY are the container spec's, as CRI's
@@ -91,6 +93,9 @@ type LogLine struct {
 	Time   time.Time
 	Stream string // stdout or stderr
 	Text   string
+	// Partial marks the end of the output without a final newline, as
+	// CRI's log format tags it (P).
+	Partial bool
 }
 
 // ContainerEvent reports a container state change.

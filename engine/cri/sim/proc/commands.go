@@ -23,7 +23,7 @@ type commands struct{ p Process }
 
 // silent commands succeed without output: what they would change or print
 // is not simulated.
-var silent = map[string]bool{"true": true, "whoami": true, "id": true, "chmod": true, "chown": true, "ln": true,
+var silent = map[string]bool{"true": true, "chmod": true, "chown": true, "ln": true,
 	"sync": true, "kill": true, "ulimit": true, "stty": true, "clear": true}
 
 // run is the interpreter's exec handler: every command not built into the
@@ -99,6 +99,23 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		if h := hc.Env.Get("HOSTNAME"); h.IsSet() {
 			fmt.Fprintln(out, h.String())
 		}
+		return nil
+	case "id":
+		fl := strings.Join(flags(rest), "")
+		switch {
+		case strings.Contains(fl, "u"):
+			fmt.Fprintln(out, c.p.UID)
+		case strings.Contains(fl, "g"):
+			fmt.Fprintln(out, c.p.GID)
+		default:
+			fmt.Fprintf(out, "uid=%s gid=%s groups=%s\n", account(c.p.UID), account(c.p.GID), account(c.p.GID))
+		}
+		return nil
+	case "whoami":
+		if c.p.UID != 0 {
+			return fail("unknown uid %d", c.p.UID)
+		}
+		fmt.Fprintln(out, "root")
 		return nil
 	case "uname":
 		fmt.Fprintln(out, "Linux")
@@ -411,4 +428,13 @@ func exitStatus(code int) error {
 		return nil
 	}
 	return interp.ExitStatus(uint8(code))
+}
+
+// account is a user or group ID as id prints it: 0(root), else the number
+// (a simulated image has no /etc/passwd to name it).
+func account(id int64) string {
+	if id == 0 {
+		return "0(root)"
+	}
+	return strconv.FormatInt(id, 10)
 }

@@ -44,6 +44,9 @@ type Process struct {
 	// Terminal marks stdin and stdout as a terminal (kubectl exec -t): a
 	// shell reading its input prompts.
 	Terminal bool
+	// UID and GID are the user and group the process runs as (the
+	// container's runAsUser and runAsGroup; 0, root, when unset).
+	UID, GID int64
 }
 
 // IsShell reports whether argv0 names a shell.

@@ -63,6 +63,7 @@ func TestScripts(t *testing.T) {
 		{[]string{"sh", "-c", "if"}, 2, "", "syntax error"},
 		{[]string{"/bin/echo", "-n", "no newline"}, 0, "no newline", ""},
 		{[]string{"/bin/false"}, 1, "", ""},
+		{[]string{"id"}, 0, "uid=0(root) gid=0(root) groups=0(root)\n", ""},
 		{[]string{"pg_isready"}, 0, "", ""}, // not simulated: under exec, it succeeds
 	} {
 		code, stdout, stderr := run(t, fsys, true, tc.argv...)
