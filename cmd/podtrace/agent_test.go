@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,26 +18,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/syncbuf"
 	"github.com/podtrace/podtrace/stages"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestAgentJoinsACluster serves a one-node cluster and adds a podtrace
 // agent node to it from its kubeconfig; a pod bound to the agent's node
@@ -65,7 +47,7 @@ func TestAgentJoinsACluster(t *testing.T) {
 		t.Run(rt.name, func(t *testing.T) {
 			prefix := "agent-" + rt.name + "-"
 			node := prefix + "node-1"
-			out, errOut := &syncBuffer{}, &syncBuffer{}
+			out, errOut := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 			// A pod range of its own: e2e/containerd's clusters may have
 			// bridges for the default ranges on this machine meanwhile.
 			nodesFile := filepath.Join(dir, rt.name+"-nodes.yaml")

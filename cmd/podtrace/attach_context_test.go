@@ -15,6 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
 // TestAttachContextAndNamespace attaches with kubectl's --context and -n
@@ -26,7 +27,7 @@ import (
 func TestAttachContextAndNamespace(t *testing.T) {
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
-	var serveOut, serveErr syncBuffer
+	var serveOut, serveErr syncbuf.Buffer
 	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "1", "--data-dir", filepath.Join(dir, "cluster"))
 	served := filepath.Join(dir, "cluster", "kubeconfig")
 	waitFile(t, served, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
@@ -78,7 +79,7 @@ func TestAttachContextAndNamespace(t *testing.T) {
 		}
 	}
 
-	var attOut, attErr syncBuffer
+	var attOut, attErr syncbuf.Buffer
 	att := startBin(t, bin, &attOut, &attErr, "attach", "--headless", "--context", "podtrace-admin", "--kubeconfig", multi, "-n", "team-a")
 	pod := func(namespace, name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
@@ -106,7 +107,7 @@ func TestAttachContextAndNamespace(t *testing.T) {
 
 	// -A shows both namespaces, and the lanes get a NAMESPACE column.
 	rec := filepath.Join(dir, "all.jsonl")
-	var allOut, allErr syncBuffer
+	var allOut, allErr syncbuf.Buffer
 	all := startBin(t, bin, &allOut, &allErr, "attach", "-A", "--headless", "--record", rec, "--context", "podtrace-admin", "--kubeconfig", multi)
 	waitFile(t, rec, 60*time.Second, func(b []byte) bool {
 		return strings.Contains(string(b), `"pod":"here"`) && strings.Contains(string(b), `"pod":"elsewhere"`)

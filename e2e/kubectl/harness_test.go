@@ -20,6 +20,7 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/internal/syncbuf"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -194,7 +195,7 @@ func (k *kubectl) start(args ...string) *stream {
 
 // stream is a running kubectl's output.
 type stream struct {
-	out, errOut syncBuffer
+	out, errOut syncbuf.Buffer
 	cancel      context.CancelFunc
 	done        chan struct{}
 }
@@ -225,23 +226,6 @@ func (s *stream) waitOutput(t *testing.T, what string, timeout time.Duration, co
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // eventually polls cond until it holds or the timeout passes.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
 // TestServeAndKubeconfig runs `podtrace serve` as a user would in a second
@@ -25,7 +26,7 @@ func TestServeAndKubeconfig(t *testing.T) {
 	bin := podtracebin.Path(t)
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--data-dir", data)
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

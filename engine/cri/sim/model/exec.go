@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
+	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
 // maxLogLines bounds the log lines a container keeps in memory (its log
@@ -41,7 +42,7 @@ func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout
 			}
 		}()
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	p.Stdout, p.Stderr = &stdout, &stderr
 	code, err := proc.Run(ctx, p)
 	if err != nil {
@@ -132,22 +133,4 @@ func (w *logWriter) line(text string, partial bool) {
 	}
 	w.r.mu.Unlock()
 	w.r.logged(w.c.status.ID, line)
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
