@@ -219,7 +219,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts), uid: cfg.UID, gid: cfg.GID,
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.mu.Unlock()

@@ -47,6 +47,8 @@ type ContainerConfig struct {
 	Mounts []proc.Mount
 	// UID and GID are the user and group its processes run as.
 	UID, GID int64
+	// ReadOnlyRoot makes its root file system read-only.
+	ReadOnlyRoot bool
 	// Annotations carry the simulated runtime's hints, e.g. podtrace.dev/exit-after.
 	Annotations map[string]string
 	// Stdin, StdinOnce and TTY are the container spec's, as CRI's

@@ -32,6 +32,9 @@ type Mount struct {
 // it.
 type FS struct {
 	mounts []Mount // longest container path first
+	// readOnly: the container's root file system is read-only
+	// (readOnlyRootFilesystem); its mounts keep their own modes.
+	readOnly bool
 
 	mu    sync.Mutex
 	files map[string]*memFile // the in-memory layer, by clean absolute path
@@ -43,8 +46,9 @@ type memFile struct {
 	modTime time.Time
 }
 
-// NewFS returns the file system of a container with mounts.
-func NewFS(mounts []Mount) *FS {
+// NewFS returns the file system of a container with mounts, its root
+// read-only if readOnly.
+func NewFS(mounts []Mount, readOnly bool) *FS {
 	ms := make([]Mount, 0, len(mounts))
 	for _, m := range mounts {
 		if m.ContainerPath != "" && m.HostPath != "" && path.Clean("/"+m.ContainerPath) != "/" {
@@ -53,7 +57,7 @@ func NewFS(mounts []Mount) *FS {
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return len(ms[i].ContainerPath) > len(ms[j].ContainerPath) })
-	f := &FS{mounts: ms, files: map[string]*memFile{}}
+	f := &FS{mounts: ms, files: map[string]*memFile{}, readOnly: readOnly}
 	for _, d := range imageDirs {
 		f.files[d] = &memFile{dir: true}
 	}
@@ -95,6 +99,9 @@ func (f *FS) Open(name string, flag int, perm os.FileMode) (io.ReadWriteCloser, 
 	}
 	if name == "/dev/null" {
 		return nullFile{}, nil
+	}
+	if f.readOnly && flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EROFS}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -203,6 +210,9 @@ func (f *FS) Mkdir(dir string) error {
 		}
 		return os.MkdirAll(h, 0o755)
 	}
+	if f.readOnly {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.EROFS}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.files[dir]; !ok {
@@ -223,6 +233,9 @@ func (f *FS) Remove(name string) error {
 	defer f.mu.Unlock()
 	if _, ok := f.files[name]; !ok {
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+	}
+	if f.readOnly {
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EROFS}
 	}
 	delete(f.files, name)
 	return nil

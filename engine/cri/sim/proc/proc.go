@@ -11,6 +11,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -179,7 +180,17 @@ func newRunner(p Process, params []string) (*interp.Runner, error) {
 		interp.StdIO(p.Stdin, p.Stdout, p.Stderr),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return c.run }),
 		interp.OpenHandler(func(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-			return p.FS.Open(abs(interp.HandlerCtx(ctx).Dir, name), flag, perm)
+			f, err := p.FS.Open(abs(interp.HandlerCtx(ctx).Dir, name), flag, perm)
+			if err != nil {
+				// A redirection that fails, in busybox's words (the
+				// interpreter prints the error as it is).
+				op, shown := "can't open", "'"+name+"'"
+				if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+					op, shown = "can't create", name
+				}
+				return nil, &fs.PathError{Op: p.Argv[0] + ": " + op, Path: shown, Err: errors.New(reason(err))}
+			}
+			return f, nil
 		}),
 		interp.StatHandler(func(ctx context.Context, name string, _ bool) (fs.FileInfo, error) {
 			return p.FS.Stat(abs(interp.HandlerCtx(ctx).Dir, name))

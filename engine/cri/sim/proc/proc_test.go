@@ -24,7 +24,7 @@ func container(t *testing.T) *FS {
 	if err := os.WriteFile(filepath.Join(config, "mode"), []byte("debug\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return NewFS([]Mount{{ContainerPath: "/etc/config", HostPath: config, ReadOnly: true}, {ContainerPath: "/data", HostPath: data}})
+	return NewFS([]Mount{{ContainerPath: "/etc/config", HostPath: config, ReadOnly: true}, {ContainerPath: "/data", HostPath: data}}, false)
 }
 
 func run(t *testing.T, fsys *FS, exec bool, argv ...string) (code int, stdout, stderr string) {
@@ -50,7 +50,8 @@ func TestScripts(t *testing.T) {
 		{[]string{"sh", "-c", "echo $GREETING from $(hostname)"}, 0, "hello from web-1\n", ""},
 		{[]string{"cat", "/etc/config/mode"}, 0, "debug\n", ""},
 		{[]string{"sh", "-c", "cat /etc/config/missing"}, 1, "", "cat: can't open '/etc/config/missing': No such file or directory\n"},
-		{[]string{"sh", "-c", "echo x > /etc/config/mode"}, 1, "", "read-only file system"},
+		{[]string{"sh", "-c", "echo x > /etc/config/mode"}, 1, "", "sh: can't create /etc/config/mode: Read-only file system\n"},
+		{[]string{"sh", "-c", "cat < /nothere"}, 1, "", "sh: can't open '/nothere': No such file or directory\n"},
 		{[]string{"sh", "-c", "echo ok > /tmp/healthy && cat /tmp/healthy"}, 0, "ok\n", ""},
 		{[]string{"sh", "-c", "test -f /tmp/healthy"}, 0, "", ""}, // the previous process's file, in the same container
 		{[]string{"sh", "-c", "rm /tmp/healthy; test -f /tmp/healthy"}, 1, "", ""},
@@ -81,7 +82,7 @@ func TestScripts(t *testing.T) {
 func TestServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := Run(ctx, Process{Argv: []string{"sh", "-c", "echo starting; nginx -g 'daemon off;'"}, FS: NewFS(nil),
+	_, err := Run(ctx, Process{Argv: []string{"sh", "-c", "echo starting; nginx -g 'daemon off;'"}, FS: NewFS(nil, false),
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("nginx returned %v, want it to run until stopped", err)
@@ -92,9 +93,22 @@ func TestServer(t *testing.T) {
 // -i does.
 func TestInteractive(t *testing.T) {
 	var out bytes.Buffer
-	code, err := Run(context.Background(), Process{Argv: []string{"sh"}, Env: []string{"A=1"}, FS: NewFS(nil),
+	code, err := Run(context.Background(), Process{Argv: []string{"sh"}, Env: []string{"A=1"}, FS: NewFS(nil, false),
 		Stdin: strings.NewReader("echo $A\nexit 4\necho never\n"), Stdout: &out})
 	if err != nil || code != 4 || out.String() != "1\n" {
 		t.Fatalf("status %d, %v, output %q", code, err, out.String())
+	}
+}
+
+// TestReadOnlyRoot checks a read-only root file system
+// (readOnlyRootFilesystem): only the mounts take writes.
+func TestReadOnlyRoot(t *testing.T) {
+	dir := t.TempDir()
+	fsys := NewFS([]Mount{{ContainerPath: "/data", HostPath: dir}}, true)
+	if code, _, stderr := run(t, fsys, false, "/bin/sh", "-c", "echo x > /file"); code != 1 || stderr != "/bin/sh: can't create /file: Read-only file system\n" {
+		t.Errorf("a write to the root: status %d, stderr %q", code, stderr)
+	}
+	if code, stdout, _ := run(t, fsys, false, "sh", "-c", "echo x > /data/file && cat /data/file"); code != 0 || stdout != "x\n" {
+		t.Errorf("a write to a volume: status %d, stdout %q", code, stdout)
 	}
 }
