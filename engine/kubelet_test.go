@@ -485,10 +485,16 @@ func TestKubeletPods(t *testing.T) {
 		// suite's Variable Expansion specs check.
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "subpath", Annotations: map[string]string{"dir": "logs"}},
 			Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-				Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "3600"},
-					Env:          []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['dir']"}}}},
-					VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/work", SubPathExpr: "$(DIR)"}}}}}})
+				Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hi > /work/note; cat /all/logs/note; sleep 3600"},
+					Env: []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['dir']"}}}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/work", SubPathExpr: "$(DIR)"},
+						{Name: "work", MountPath: "/all"}}}}}})
 		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("subpath")) })
+		// What the container writes in its subpath is in the volume's logs/.
+		enginetest.WaitFor(t, 10*time.Second, "the note read back through the whole volume", func() bool {
+			b, err := pods.GetLogs("subpath", &corev1.PodLogOptions{}).DoRaw(ctx)
+			return err == nil && string(b) == "hi\n"
+		})
 	})
 
 	t.Run("the node's summary", func(t *testing.T) {

@@ -1,9 +1,13 @@
 package node
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"k8s.io/kubernetes/pkg/volume/util/hostutil"
+	"k8s.io/kubernetes/pkg/volume/util/subpath"
 )
 
 // hostUtil is kubemark's fake host utilities, except that it reads the
@@ -19,4 +23,20 @@ func (hostUtil) GetMode(path string) (os.FileMode, error) {
 		return 0, err
 	}
 	return st.Mode(), nil
+}
+
+// subpather is kubemark's fake subPath handling, except that it makes a
+// subPath's directory inside its volume for real, as the kubelet asks
+// before it starts the container: the simulated runtime's processes read
+// and write there. It bind-mounts nothing; the runtime gets the
+// directory's own path.
+type subpather struct{ subpath.FakeSubpath }
+
+// SafeMakeDir makes subdir, and its parents, inside base with perm.
+func (*subpather) SafeMakeDir(subdir, base string, perm os.FileMode) error {
+	dir := filepath.Join(base, subdir)
+	if rel, err := filepath.Rel(base, dir); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("subpath %q is outside the volume %q", subdir, base)
+	}
+	return os.MkdirAll(dir, perm)
 }

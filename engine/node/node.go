@@ -51,7 +51,6 @@ import (
 	"k8s.io/kubernetes/pkg/volume/projected"
 	"k8s.io/kubernetes/pkg/volume/secret"
 	"k8s.io/kubernetes/pkg/volume/util/hostutil"
-	"k8s.io/kubernetes/pkg/volume/util/subpath"
 
 	"github.com/podtrace/podtrace/engine/nodes"
 )
@@ -157,7 +156,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		VolumePlugins:             volumePlugins(),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
 		Mounter:                   &mount.FakeMounter{},
-		Subpather:                 &subpath.FakeSubpath{},
+		Subpather:                 &subpather{},
 		HostUtil:                  hostUtil{hostutil.NewFakeHostUtil(nil)},
 		PodStartupLatencyTracker:  tracker,
 		NodeStartupLatencyTracker: kubeletutil.NewNodeStartupLatencyTracker(),
