@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,7 +48,8 @@ func assignPodCIDRs(ctx context.Context, client kubernetes.Interface, want map[s
 			klog.ErrorS(err, "Failed to assign the node its pod range", "node", node.Name, "podCIDR", want[node.Name])
 		}
 	}
-	f := informers.NewSharedInformerFactory(client, 0)
+	// The resync retries a patch that failed.
+	f := informers.NewSharedInformerFactory(client, 30*time.Second)
 	_, _ = f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    assign,
 		UpdateFunc: func(_, obj any) { assign(obj) },

@@ -127,7 +127,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 	var code int
 	var err error
 	if tty {
-		code, err = onTerminal(in, stdout, resize, run)
+		code, err = onTerminal(ctx, in, stdout, resize, run)
 	} else {
 		code, err = run(in, stdout, stderr)
 	}
@@ -143,7 +143,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 // onTerminal runs a process on a new pseudo-terminal: the stream's input
 // goes to it, its output back to out, and the stream's resizes set its
 // size. The terminal echoes and edits lines as a container's would.
-func onTerminal(in io.Reader, out io.Writer, resize <-chan remotecommandserver.TerminalSize, run func(io.Reader, io.Writer, io.Writer) (int, error)) (int, error) {
+func onTerminal(ctx context.Context, in io.Reader, out io.Writer, resize <-chan remotecommandserver.TerminalSize, run func(io.Reader, io.Writer, io.Writer) (int, error)) (int, error) {
 	ptm, pts, err := pty.Open()
 	if err != nil {
 		return 0, status.Errorf(codes.Unknown, "failed to open a terminal: %v", err)
@@ -155,12 +155,24 @@ func onTerminal(in io.Reader, out io.Writer, resize <-chan remotecommandserver.T
 		}
 	}()
 	if in != nil {
-		go func() { _, _ = io.Copy(ptm, in) }()
+		go func() {
+			_, _ = io.Copy(ptm, in)
+			_, _ = ptm.Write([]byte{4}) // the client is gone: ^D, the end of the input
+		}()
 	}
 	copied := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, ptm) // until the process's side is closed
 		close(copied)
+	}()
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() {
+		select {
+		case <-ctx.Done(): // the stream ended: no one reads the terminal any more
+			pts.Close()
+		case <-ended:
+		}
 	}()
 	code, err := run(pts, pts, pts)
 	pts.Close()

@@ -19,6 +19,10 @@ import (
 // file, which the CRI runtime writes, keeps them all).
 const maxLogLines = 1000
 
+// maxLineBytes is where a line without its end is logged in parts:
+// containerd's default (max_container_log_line_size).
+const maxLineBytes = 16 << 10
+
 // ExecSync runs cmd in the container, as an exec probe or hook does (see
 // engine/cri/sim/proc), and returns its output and exit status; past
 // timeout (when positive) it gives up, as containerd does.
@@ -77,7 +81,7 @@ func (r *Runtime) execProcess(id string, cmd []string) (proc.Process, error) {
 	if c.status.State != StateRunning {
 		return proc.Process{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", c.status.State)
 	}
-	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true, UID: c.uid, GID: c.gid}, nil
+	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true, UID: c.uid, GID: c.gid, Dir: c.dir}, nil
 }
 
 // environ lists env as KEY=value, sorted.
@@ -106,6 +110,12 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	w.partial = append(w.partial, p...)
 	for {
 		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 && len(w.partial) >= maxLineBytes {
+			// A long line is logged in parts, as containerd splits it.
+			w.line(string(w.partial[:maxLineBytes]), true)
+			w.partial = w.partial[maxLineBytes:]
+			continue
+		}
 		if i < 0 {
 			return len(p), nil
 		}

@@ -64,6 +64,7 @@ type container struct {
 	fs      *proc.FS
 	uid     int64 // the user and group its processes run as
 	gid     int64
+	dir     string        // their working directory
 	logs    []LogLine     // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
@@ -219,7 +220,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID,
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID, dir: cfg.WorkingDir,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.mu.Unlock()
@@ -293,10 +294,13 @@ func (r *Runtime) runCommand(c *container) {
 	}()
 	stdout, stderr := &logWriter{r: r, c: c, stream: "stdout"}, &logWriter{r: r, c: c, stream: "stderr"}
 	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdout: stdout, Stderr: stderr, Sleep: r.wait,
-		UID: c.uid, GID: c.gid})
+		UID: c.uid, GID: c.gid, Dir: c.dir})
 	stdout.flush()
 	stderr.flush()
-	if err == nil {
+	if ctx.Err() == nil { // else stopped: StopContainer records the exit
+		if err != nil {
+			code = 128
+		}
 		r.exit(c, code)
 	}
 }

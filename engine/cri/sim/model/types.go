@@ -49,6 +49,8 @@ type ContainerConfig struct {
 	UID, GID int64
 	// ReadOnlyRoot makes its root file system read-only.
 	ReadOnlyRoot bool
+	// WorkingDir is its processes' working directory ("/" when empty).
+	WorkingDir string
 	// Annotations carry the simulated runtime's hints, e.g. podtrace.dev/exit-after.
 	Annotations map[string]string
 	// Stdin, StdinOnce and TTY are the container spec's, as CRI's

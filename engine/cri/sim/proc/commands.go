@@ -38,13 +38,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 	}
 	switch {
 	case IsShell(name):
-		p := c.p
-		p.Argv, p.Env, p.Stdin, p.Stdout, p.Stderr = args, environ(hc.Env), hc.Stdin, out, errw
-		code, err := Run(ctx, p)
-		if err != nil {
-			return err
-		}
-		return exitStatus(code)
+		return c.nested(ctx, hc, args, environ(hc.Env))
 	case silent[name]:
 		return nil
 	case interp.IsBuiltin(name): // /bin/echo, /bin/true, /usr/bin/test: as the shell's own
@@ -85,6 +79,18 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		return c.ls(hc, rest)
 	case "env", "printenv":
 		vars := environ(hc.Env)
+		if name == "env" {
+			// env [-i] [NAME=VALUE...] [COMMAND [ARG...]]
+			for len(rest) > 0 && (rest[0] == "-i" || rest[0] == "-") {
+				vars, rest = nil, rest[1:]
+			}
+			for len(rest) > 0 && strings.Contains(rest[0], "=") && !strings.HasPrefix(rest[0], "=") {
+				vars, rest = append(vars, rest[0]), rest[1:]
+			}
+			if len(rest) > 0 {
+				return c.nested(ctx, hc, rest, vars)
+			}
+		}
 		if len(rest) > 0 && name == "printenv" {
 			v := hc.Env.Get(rest[0])
 			if !v.IsSet() || !v.Exported {
@@ -140,9 +146,10 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		}
 		return nil
 	case "rm":
-		force := strings.Contains(strings.Join(flags(rest), ""), "f")
+		fl := strings.Join(flags(rest), "")
+		force, recursive := strings.Contains(fl, "f"), strings.ContainsAny(fl, "rR")
 		for _, f := range operands(rest) {
-			if err := c.p.FS.Remove(abs(hc.Dir, f)); err != nil && !(force && errors.Is(err, fs.ErrNotExist)) {
+			if err := c.p.FS.Remove(abs(hc.Dir, f), recursive); err != nil && !(force && errors.Is(err, fs.ErrNotExist)) {
 				return fail("can't remove '%s': %s", f, reason(err))
 			}
 		}
@@ -165,7 +172,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 			return fail("error writing '%s': %s", ops[1], reason(err))
 		}
 		if name == "mv" {
-			_ = c.p.FS.Remove(abs(hc.Dir, ops[0]))
+			_ = c.p.FS.Remove(abs(hc.Dir, ops[0]), false)
 		}
 		return nil
 	}
@@ -174,6 +181,18 @@ func (c *commands) run(ctx context.Context, args []string) error {
 	}
 	<-ctx.Done() // a server: it runs until stopped
 	return ctx.Err()
+}
+
+// nested runs args as a process of its own (a shell a script starts, the
+// command env runs) with env, the caller's streams and directory.
+func (c *commands) nested(ctx context.Context, hc interp.HandlerContext, args, env []string) error {
+	p := c.p
+	p.Argv, p.Env, p.Stdin, p.Stdout, p.Stderr, p.Dir = args, env, hc.Stdin, hc.Stdout, hc.Stderr, hc.Dir
+	code, err := Run(ctx, p)
+	if err != nil {
+		return err
+	}
+	return exitStatus(code)
 }
 
 // each runs do on each file's contents, or on stdin when there is none

@@ -132,7 +132,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if mf, ok := f.files[name]; ok {
-		return memInfo{name: path.Base(name), file: mf, size: int64(len(mf.data))}, nil
+		return memInfo{name: path.Base(name), file: &memFile{dir: mf.dir, modTime: mf.modTime}, size: int64(len(mf.data))}, nil
 	}
 	if name == "/" || f.hasChildren(name) {
 		return memInfo{name: path.Base(name), file: &memFile{dir: true}}, nil
@@ -185,7 +185,7 @@ func (f *FS) ReadDir(dir string) ([]fs.DirEntry, error) {
 		if strings.HasPrefix(name, prefix) {
 			rest := strings.TrimPrefix(name, prefix)
 			child, _, deeper := strings.Cut(rest, "/")
-			add(name, memInfo{name: child, file: &memFile{dir: deeper || mf.dir, data: mf.data}, size: int64(len(mf.data))})
+			add(name, memInfo{name: child, file: &memFile{dir: deeper || mf.dir, modTime: mf.modTime}, size: int64(len(mf.data))})
 		}
 	}
 	if len(seen) == 0 && dir != "/" {
@@ -221,23 +221,37 @@ func (f *FS) Mkdir(dir string) error {
 	return nil
 }
 
-// Remove removes name.
-func (f *FS) Remove(name string) error {
+// Remove removes name; a directory only if recursive, with what it holds.
+func (f *FS) Remove(name string, recursive bool) error {
 	if h, m, ok := f.host(name); ok {
 		if m.ReadOnly || name == m.ContainerPath {
 			return &fs.PathError{Op: "remove", Path: name, Err: syscall.EROFS}
 		}
-		return os.RemoveAll(h)
+		if st, err := os.Stat(h); err == nil && st.IsDir() && !recursive {
+			return &fs.PathError{Op: "remove", Path: name, Err: syscall.EISDIR}
+		}
+		if recursive {
+			return os.RemoveAll(h)
+		}
+		return os.Remove(h)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.files[name]; !ok {
+	mf, ok := f.files[name]
+	switch {
+	case !ok:
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
-	}
-	if f.readOnly {
+	case f.readOnly:
 		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EROFS}
+	case mf.dir && !recursive:
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EISDIR}
 	}
 	delete(f.files, name)
+	for other := range f.files {
+		if strings.HasPrefix(other, name+"/") {
+			delete(f.files, other)
+		}
+	}
 	return nil
 }
 
@@ -279,7 +293,7 @@ func (i memInfo) Name() string       { return i.name }
 func (i memInfo) Size() int64        { return i.size }
 func (i memInfo) ModTime() time.Time { return i.file.modTime }
 func (i memInfo) IsDir() bool        { return i.file.dir }
-func (i memInfo) Sys() any           { return nil }
+func (i memInfo) Sys() any           { return &syscall.Stat_t{} } // root's, for the interpreter's -O and -G
 func (i memInfo) Mode() fs.FileMode {
 	if i.file.dir {
 		return fs.ModeDir | 0o755

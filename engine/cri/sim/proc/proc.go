@@ -11,18 +11,13 @@ package proc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
-	"sort"
 	"strings"
 	"time"
 
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -48,6 +43,8 @@ type Process struct {
 	// UID and GID are the user and group the process runs as (the
 	// container's runAsUser and runAsGroup; 0, root, when unset).
 	UID, GID int64
+	// Dir is the working directory ("/" when empty).
+	Dir string
 }
 
 // IsShell reports whether argv0 names a shell.
@@ -61,157 +58,105 @@ func IsShell(argv0 string) bool {
 
 // Run runs p until it exits, and returns its exit status; it returns
 // ctx's error instead when ctx ends first (the container was stopped).
-func Run(ctx context.Context, p Process) (int, error) {
+func Run(ctx context.Context, p Process) (code int, err error) {
+	defer func() {
+		if v := recover(); v != nil { // the interpreter's, on a case no handler covers
+			fmt.Fprintf(p.Stderr, "sh: %v\n", v)
+			code, err = 2, nil
+		}
+	}()
 	if p.Stdout == nil {
 		p.Stdout = io.Discard
 	}
 	if p.Stderr == nil {
 		p.Stderr = io.Discard
 	}
+	if p.Dir == "" {
+		p.Dir = "/"
+	}
 	if len(p.Argv) == 0 {
 		return 0, nil
 	}
-	var script string
-	var params []string
-	switch {
-	case IsShell(p.Argv[0]) && len(p.Argv) >= 3 && p.Argv[1] == "-c":
-		script, params = p.Argv[2], p.Argv[3:]
-	case IsShell(p.Argv[0]) && len(p.Argv) > 1 && !strings.HasPrefix(p.Argv[1], "-"):
-		// sh FILE: the script is a file of the container's.
-		b, err := readFile(p.FS, p.Argv[1])
+	if p.Stdin != nil {
+		// One reader of the input, shared by the shell and the commands it
+		// runs, as a process's stdin is.
+		in, done, err := asFile(p.Stdin)
 		if err != nil {
-			fmt.Fprintf(p.Stderr, "%s: can't open '%s': No such file or directory\n", path.Base(p.Argv[0]), p.Argv[1])
-			return 127, nil
+			return 0, err
 		}
-		script, params = string(b), p.Argv[2:]
-	case IsShell(p.Argv[0]):
-		if p.Stdin == nil {
-			return 0, nil // a shell without input (no TTY, no stdin) exits at once
-		}
-		return runInteractive(ctx, p)
-	default:
+		defer done()
+		p.Stdin = in
+	}
+	if !IsShell(p.Argv[0]) {
 		words := make([]string, len(p.Argv))
 		for i, a := range p.Argv {
 			q, err := syntax.Quote(a, syntax.LangBash)
 			if err != nil {
+				fmt.Fprintf(p.Stderr, "sh: %s: not found\n", p.Argv[0])
 				return 127, nil
 			}
 			words[i] = q
 		}
-		script = strings.Join(words, " ")
+		return runScript(ctx, p, strings.Join(words, " "), nil, nil)
 	}
-	file, err := syntax.NewParser().Parse(strings.NewReader(script), "")
-	if err != nil {
-		fmt.Fprintf(p.Stderr, "sh: syntax error: %v\n", err)
-		return 2, nil
-	}
-	r, err := newRunner(p, params)
-	if err != nil {
-		return 0, err
-	}
-	return status(ctx, r.Run(ctx, file))
-}
-
-// runInteractive runs the statements a shell reads from stdin, one by one
-// as they arrive, as `kubectl exec -i POD -- sh` feeds them. On a terminal
-// it prompts as busybox's sh does for root, and a syntax error costs the
-// line, not the shell.
-func runInteractive(ctx context.Context, p Process) (int, error) {
-	r, err := newRunner(p, nil)
-	if err != nil {
-		return 0, err
-	}
-	prompt := func(s string) {
-		if p.Terminal {
-			fmt.Fprint(p.Stdout, s)
+	opts, rest := shellFlags(p.Argv[1:])
+	command := strings.Contains(strings.Join(opts, ""), "c")
+	var set []string // the shell's options: -e, -u, -x
+	for _, o := range opts {
+		for _, f := range o {
+			if strings.ContainsRune("eux", f) {
+				set = append(set, "-"+string(f))
+			}
 		}
 	}
-	ps1 := func() { prompt(r.Dir + " # ") } // busybox's for root: the directory, then #
-	code := 0
-	for {
-		ps1()
-		parser := syntax.NewParser()
-		failed := false
-		for stmts, err := range parser.InteractiveSeq(p.Stdin) {
-			if err != nil {
-				fmt.Fprintf(p.Stderr, "sh: syntax error: %v\n", err)
-				code, failed = 2, true
-				break
-			}
-			if parser.Incomplete() {
-				prompt("> ")
-				continue
-			}
-			for _, st := range stmts {
-				if code, err = status(ctx, r.Run(ctx, st)); err != nil {
-					return 0, err
-				}
-				if r.Exited() {
-					return code, nil
-				}
-			}
-			ps1()
+	switch {
+	case command && len(rest) > 0:
+		// sh -c SCRIPT [NAME [ARG...]]: NAME is $0.
+		return runScript(ctx, p, rest[0], set, rest[min(2, len(rest)):])
+	case len(rest) > 0:
+		// sh FILE [ARG...]: the script is a file of the container's.
+		b, err := readFile(p.FS, abs(p.Dir, rest[0]))
+		if err != nil {
+			fmt.Fprintf(p.Stderr, "%s: can't open '%s': %s\n", path.Base(p.Argv[0]), rest[0], reason(err))
+			return 127, nil
 		}
-		if !failed || !p.Terminal || ctx.Err() != nil {
-			return code, ctx.Err()
-		}
+		return runScript(ctx, p, string(b), set, rest[1:])
+	case p.Stdin == nil:
+		return 0, nil // a shell without input (no TTY, no stdin) exits at once
 	}
+	return runInteractive(ctx, p, set)
 }
 
-// status turns the interpreter's result into an exit status.
-func status(ctx context.Context, err error) (int, error) {
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
+// shellFlags splits a shell's arguments into its flags (-c, -ec, -x) and
+// the rest.
+func shellFlags(args []string) (flags, rest []string) {
+	for i, a := range args {
+		if a == "--" {
+			return flags, args[i+1:]
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return flags, args[i:]
+		}
+		flags = append(flags, a[1:])
 	}
-	if err == nil {
-		return 0, nil
-	}
-	if code, ok := interp.IsExitStatus(err); ok {
-		return int(code), nil
-	}
-	return 1, nil
+	return flags, nil
 }
 
-func newRunner(p Process, params []string) (*interp.Runner, error) {
-	env := append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}, p.Env...)
-	c := &commands{p: p}
-	opts := []interp.RunnerOption{
-		interp.Env(expand.ListEnviron(env...)),
-		interp.StdIO(p.Stdin, p.Stdout, p.Stderr),
-		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return c.run }),
-		interp.OpenHandler(func(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-			f, err := p.FS.Open(abs(interp.HandlerCtx(ctx).Dir, name), flag, perm)
-			if err != nil {
-				// A redirection that fails, in busybox's words (the
-				// interpreter prints the error as it is).
-				op, shown := "can't open", "'"+name+"'"
-				if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-					op, shown = "can't create", name
-				}
-				return nil, &fs.PathError{Op: p.Argv[0] + ": " + op, Path: shown, Err: errors.New(reason(err))}
-			}
-			return f, nil
-		}),
-		interp.StatHandler(func(ctx context.Context, name string, _ bool) (fs.FileInfo, error) {
-			return p.FS.Stat(abs(interp.HandlerCtx(ctx).Dir, name))
-		}),
-		interp.ReadDirHandler2(func(ctx context.Context, name string) ([]fs.DirEntry, error) {
-			return p.FS.ReadDir(abs(interp.HandlerCtx(ctx).Dir, name))
-		}),
-		interp.AccessHandler(func(ctx context.Context, name string, _ interp.AccessMode) error {
-			_, err := p.FS.Stat(abs(interp.HandlerCtx(ctx).Dir, name))
-			return err
-		}),
+// asFile gives in as a file (a pipe fed from it, unless it is one), and
+// what to call when done with it.
+func asFile(in io.Reader) (*os.File, func(), error) {
+	if f, ok := in.(*os.File); ok {
+		return f, func() {}, nil
 	}
-	if len(params) > 0 {
-		opts = append(opts, interp.Params(append([]string{"--"}, params[min(1, len(params)):]...)...))
-	}
-	r, err := interp.New(opts...)
+	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r.Dir = "/"
-	return r, nil
+	go func() {
+		_, _ = io.Copy(w, in)
+		w.Close()
+	}()
+	return r, func() { r.Close() }, nil
 }
 
 // readFile reads a container's file.
@@ -222,22 +167,4 @@ func readFile(fsys *FS, name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
-}
-
-// environ lists the exported variables of env, sorted, as KEY=value.
-func environ(env expand.Environ) []string {
-	vars := map[string]string{}
-	for name, v := range env.Each {
-		if v.Exported && v.IsSet() {
-			vars[name] = v.String()
-		} else {
-			delete(vars, name)
-		}
-	}
-	out := make([]string, 0, len(vars))
-	for name, v := range vars {
-		out = append(out, name+"="+v)
-	}
-	sort.Strings(out)
-	return out
 }

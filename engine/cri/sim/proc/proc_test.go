@@ -65,6 +65,14 @@ func TestScripts(t *testing.T) {
 		{[]string{"/bin/echo", "-n", "no newline"}, 0, "no newline", ""},
 		{[]string{"/bin/false"}, 1, "", ""},
 		{[]string{"id"}, 0, "uid=0(root) gid=0(root) groups=0(root)\n", ""},
+		{[]string{"sh", "-ec", "false; echo never"}, 1, "", ""},
+		{[]string{"sh", "-c", "echo $1 $2", "name", "a", "b"}, 0, "a b\n", ""},
+		{[]string{"sh", "-c", "printf '#!/bin/sh\\necho $1\\n' > /tmp/s.sh; sh /tmp/s.sh first second"}, 0, "first\n", ""},
+		{[]string{"env", "A=1", "sh", "-c", "echo $A"}, 0, "1\n", ""},
+		{[]string{"sh", "-c", "echo oops > /dev/stderr"}, 0, "", "oops\n"},
+		{[]string{"sh", "-c", "[ -O /tmp ] && echo mine"}, 0, "mine\n", ""},
+		{[]string{"sh", "-c", "mkdir /tmp/d; rm /tmp/d"}, 1, "", "rm: can't remove '/tmp/d': Is a directory\n"},
+		{[]string{"sh", "-c", "cat <(echo hi)"}, 2, "", "process substitution is not simulated"},
 		{[]string{"pg_isready"}, 0, "", ""}, // not simulated: under exec, it succeeds
 	} {
 		code, stdout, stderr := run(t, fsys, true, tc.argv...)
@@ -110,5 +118,22 @@ func TestReadOnlyRoot(t *testing.T) {
 	}
 	if code, stdout, _ := run(t, fsys, false, "sh", "-c", "echo x > /data/file && cat /data/file"); code != 0 || stdout != "x\n" {
 		t.Errorf("a write to a volume: status %d, stdout %q", code, stdout)
+	}
+}
+
+// TestNothingOnTheHost checks that the interpreter's own files (it opens
+// <TMPDIR>/sh-interp-* on the host for its pipes) are out of a script's
+// reach.
+func TestNothingOnTheHost(t *testing.T) {
+	name := "sh-interp-podtrace-test"
+	for _, tmp := range []string{os.TempDir(), "/tmp"} {
+		fsys := NewFS(nil, false)
+		if code, _, stderr := run(t, fsys, false, "sh", "-c", "echo x > "+tmp+"/"+name+"; cat "+tmp+"/"+name); code != 0 || stderr != "" {
+			t.Errorf("status %d, %q", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(tmp, name)); err == nil {
+			os.Remove(filepath.Join(tmp, name))
+			t.Errorf("a script wrote %s on the host", filepath.Join(tmp, name))
+		}
 	}
 }
