@@ -84,5 +84,17 @@ func TestExecTerminal(t *testing.T) {
 		tm.WaitFor("the command's output", 10*time.Second, tmuxtest.Has("/ # echo $((6*7)) from $HOSTNAME\n42 from "+name+"\n/ #"))
 		tm.Keys("exit 5", "Enter")
 		tm.WaitFor("kubectl's exit", 10*time.Second, tmuxtest.Has("kubectl exited 5"))
+
+		// kubectl run -it: the container's own shell, on its terminal.
+		run := "run-tty-" + suffix
+		tm = tmuxtest.Start(t, 100, 20, []string{"KUBECONFIG=" + c.e.Kubeconfig, "HOME=" + k.dir},
+			tmuxtest.Quote(k.bin, "run", "-it", "--rm", "--restart=Never", "--image=busybox", run, "--", "sh")+`; echo "kubectl exited $?"; exec sleep 600`)
+		tm.WaitFor("kubectl's hint", 60*time.Second, tmuxtest.Has("If you don't see a command prompt, try pressing enter."))
+		tm.Keys("Enter")
+		tm.WaitFor("the shell's prompt", 10*time.Second, tmuxtest.Has("/ #"))
+		tm.Keys("echo $((6*7))", "Enter")
+		tm.WaitFor("the command's output", 10*time.Second, tmuxtest.Has("\n42\n"))
+		tm.Keys("exit", "Enter")
+		tm.WaitFor("kubectl's exit", 30*time.Second, tmuxtest.Has("kubectl exited 0"))
 	})
 }

@@ -21,10 +21,9 @@ import (
 // Exec, Attach and PortForward answer as containerd's CRI does: with the
 // URL of the runtime's streaming server (cri-streaming, on loopback), which
 // the kubelet proxies kube-apiserver's stream to. There an exec runs its
-// command in the simulated container (engine/cri/sim/proc); attach, to a
-// process that reads no terminal, answers Unimplemented in the stream, so
-// kubectl prints it ("error attaching to container: ..."); a port forward
-// reaches the pod's address, where the runtime answers for the pod.
+// command in the simulated container (engine/cri/sim/proc), an attach
+// connects to its process, and a port forward reaches the pod's address,
+// where the runtime answers for the pod.
 
 // Exec returns the URL of an exec stream.
 func (r *Runtime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
@@ -180,9 +179,18 @@ func onTerminal(ctx context.Context, in io.Reader, out io.Writer, resize <-chan 
 	return code, err
 }
 
-// Attach is not simulated: a container's process reads no input.
-func (streamRuntime) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return status.Errorf(codes.Unimplemented, "%s does not simulate attach: its processes read no terminal", RuntimeName)
+// Attach connects the stream to the container's process, as containerd
+// does: its output from now on, and its input or terminal when the
+// container has one (stdin: true, tty: true), until it exits.
+func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out, errw io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+	var stdout, stderr io.Writer
+	if out != nil {
+		stdout = out
+	}
+	if errw != nil {
+		stderr = errw
+	}
+	return criError(s.r.rt.Attach(ctx, id, in, stdout, stderr))
 }
 
 // PortForward connects stream to port on the sandbox's address, where the

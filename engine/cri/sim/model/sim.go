@@ -65,6 +65,7 @@ type container struct {
 	uid     int64 // the user and group its processes run as
 	gid     int64
 	dir     string        // their working directory
+	stdio   *stdio        // its process's input and terminal, and the attached clients
 	logs    []LogLine     // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
@@ -214,13 +215,17 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	if err := r.wait(ctx, r.model.scale(r.model.Create, "create/"+key)); err != nil {
 		return "", err
 	}
+	stdio, err := newStdio(cfg, prog.argv != nil)
+	if err != nil {
+		return "", fmt.Errorf("rpc error: code = Unknown desc = failed to create containerd container: %w", err)
+	}
 	id := r.id("container", key+"/"+sb.cfg.UID)
 	r.mu.Lock()
 	img := r.images[cfg.Image]
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID, dir: cfg.WorkingDir,
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID, dir: cfg.WorkingDir, stdio: stdio,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.mu.Unlock()
@@ -293,8 +298,11 @@ func (r *Runtime) runCommand(c *container) {
 		}
 	}()
 	stdout, stderr := &logWriter{r: r, c: c, stream: "stdout"}, &logWriter{r: r, c: c, stream: "stderr"}
-	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdout: stdout, Stderr: stderr, Sleep: r.wait,
-		UID: c.uid, GID: c.gid, Dir: c.dir})
+	in, out, errw, done := r.outputOf(c, stdout, stderr)
+	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdin: in, Stdout: out, Stderr: errw, Sleep: r.wait,
+		UID: c.uid, GID: c.gid, Dir: c.dir, Terminal: c.stdio.tty})
+	done()
+	c.stdio.close()
 	stdout.flush()
 	stderr.flush()
 	if ctx.Err() == nil { // else stopped: StopContainer records the exit

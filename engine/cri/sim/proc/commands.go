@@ -123,6 +123,26 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintln(out, "root")
 		return nil
+	case "seq":
+		first, last := 1, 0
+		var err error
+		switch len(rest) {
+		case 1:
+			last, err = strconv.Atoi(rest[0])
+		case 2:
+			if first, err = strconv.Atoi(rest[0]); err == nil {
+				last, err = strconv.Atoi(rest[1])
+			}
+		default:
+			return fail("usage: seq [FIRST] LAST")
+		}
+		if err != nil {
+			return fail("invalid number")
+		}
+		for i := first; i <= last; i++ {
+			fmt.Fprintln(out, i)
+		}
+		return nil
 	case "uname":
 		fmt.Fprintln(out, "Linux")
 		return nil

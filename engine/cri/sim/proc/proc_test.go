@@ -65,6 +65,7 @@ func TestScripts(t *testing.T) {
 		{[]string{"/bin/echo", "-n", "no newline"}, 0, "no newline", ""},
 		{[]string{"/bin/false"}, 1, "", ""},
 		{[]string{"id"}, 0, "uid=0(root) gid=0(root) groups=0(root)\n", ""},
+		{[]string{"sh", "-c", "for i in $(seq 2 4); do echo $i; done"}, 0, "2\n3\n4\n", ""},
 		{[]string{"sh", "-ec", "false; echo never"}, 1, "", ""},
 		{[]string{"sh", "-c", "echo $1 $2", "name", "a", "b"}, 0, "a b\n", ""},
 		{[]string{"sh", "-c", "printf '#!/bin/sh\\necho $1\\n' > /tmp/s.sh; sh /tmp/s.sh first second"}, 0, "first\n", ""},
