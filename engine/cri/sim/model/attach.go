@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -69,19 +68,11 @@ func (s *stdio) write(stream string, p []byte) {
 // the container has a stdin) to its input, until the container exits or
 // ctx ends.
 func (r *Runtime) Attach(ctx context.Context, id string, in io.Reader, out, errw io.Writer) error {
-	r.mu.Lock()
-	c, ok := r.containers[id]
-	if !ok {
-		r.mu.Unlock()
-		return fmt.Errorf("container %q: %w", id, ErrNotFound)
-	}
-	if c.status.State != StateRunning {
-		st := c.status.State
-		r.mu.Unlock()
-		return fmt.Errorf("rpc error: code = Unknown desc = failed to attach to container: container is in %s state", st)
+	c, err := r.running(id, "attach to")
+	if err != nil {
+		return err
 	}
 	s := c.stdio
-	r.mu.Unlock()
 	a := &attached{out: out, errw: errw}
 	if s.tty {
 		a.errw = nil

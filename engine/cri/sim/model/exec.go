@@ -72,16 +72,26 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Re
 
 // execProcess is cmd as a process of the running container id.
 func (r *Runtime) execProcess(id string, cmd []string) (proc.Process, error) {
+	c, err := r.running(id, "exec in")
+	if err != nil {
+		return proc.Process{}, err
+	}
+	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true, UID: c.uid, GID: c.gid, Dir: c.dir}, nil
+}
+
+// running returns container id if it is running, or containerd's error
+// for what failed to verb it ("exec in", "attach to").
+func (r *Runtime) running(id, verb string) (*container, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.containers[id]
 	if !ok {
-		return proc.Process{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("container %q: %w", id, ErrNotFound)
 	}
 	if c.status.State != StateRunning {
-		return proc.Process{}, fmt.Errorf("rpc error: code = Unknown desc = failed to exec in container: container is in %s state", c.status.State)
+		return nil, fmt.Errorf("rpc error: code = Unknown desc = failed to %s container: container is in %s state", verb, c.status.State)
 	}
-	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true, UID: c.uid, GID: c.gid, Dir: c.dir}, nil
+	return c, nil
 }
 
 // environ lists env as KEY=value, sorted.
