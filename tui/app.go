@@ -80,6 +80,8 @@ type Model struct {
 	ended   bool
 	// kubeEnded is set when the Source's Kubernetes Events channel closed.
 	kubeEnded bool
+	// rowsEnded is set when the Source's rows channel closed.
+	rowsEnded bool
 
 	// A scenario's goal met (how it holds), whether its banner waits to
 	// open, and how many hints were shown.
@@ -146,67 +148,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// Fold applies events directly; the frame loop uses it, and so can tests and
-// benchmarks that build a model without a running program. The selection
-// stays on the same lane when rows come or go.
-func (m *Model) Fold(evs ...stages.Event) {
-	prev := m.selected()
-	for _, e := range evs {
-		m.fold(e)
-	}
-	m.keepSelection(prev)
-}
-
-func (m *Model) fold(e stages.Event) {
-	m.store.Fold(e)
-	if e.Time.After(m.anchorEng) {
-		m.anchorEng, m.anchorWal = e.Time, m.c.Now()
-	}
-}
-
-// onFrame drains every event waiting on the Source without blocking.
-func (m *Model) onFrame() {
-	now := m.c.Now()
-	prev := m.selected()
-	defer m.keepSelection(prev)
-	if ch := m.src.Events(); ch != nil && !m.ended {
-	drain:
-		for i := 0; i < maxBatch; i++ {
-			select {
-			case e, ok := <-ch:
-				if !ok {
-					m.ended = true
-					break drain
-				}
-				m.fold(e)
-			default:
-				break drain
-			}
-		}
-	}
-	if ks, ok := m.src.(KubeEventSource); ok && !m.kubeEnded {
-		if ch := ks.KubeEvents(); ch != nil {
-		kdrain:
-			for i := 0; i < maxBatch; i++ {
-				select {
-				case e, ok := <-ch:
-					if !ok {
-						m.kubeEnded = true
-						break kdrain
-					}
-					m.log.addKube(e)
-				default:
-					break kdrain
-				}
-			}
-		}
-	}
-	if now.Sub(m.statusAt) >= time.Second {
-		m.refreshStatus(now)
-	}
-	m.clampScroll()
-}
-
 func (m *Model) refreshStatus(now time.Time) {
 	m.status, m.statusAt = m.src.Status(), now
 	m.pods.setStatus(m.status)
@@ -218,22 +159,6 @@ func (m *Model) refreshStatus(now time.Time) {
 	}
 	m.checkGoal()
 	m.openGoalBanner()
-}
-
-// engineNow estimates the Source's clock from the latest event time, the
-// wall time since, and (on a replay's clock) its pause and speed.
-func (m *Model) engineNow() time.Time {
-	if m.anchorEng.IsZero() {
-		return m.c.Now()
-	}
-	if m.paused && !m.realTime {
-		return m.anchorEng
-	}
-	sp := m.speed
-	if sp <= 0 || m.realTime {
-		sp = 1
-	}
-	return m.anchorEng.Add(time.Duration(float64(m.c.Now().Sub(m.anchorWal)) * sp))
 }
 
 func (m *Model) setNote(text string, isErr bool) {

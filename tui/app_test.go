@@ -372,15 +372,15 @@ func TestClusterSourceShowsUnobservableStagesAndCoarseTimes(t *testing.T) {
 			Resolution: time.Second, Unobservable: []stages.ID{stages.Authn, stages.Authz, stages.Admission}}
 	}}
 	m := New(src, Options{Now: func() time.Time { return t0 }})
-	m.Update(winSize(150, 40)) // cells wide enough for durations
+	m.Update(winSize(250, 40)) // cells wide enough for durations beside READY, RESTARTS and AGE
 	done := stages.Event{Time: at(1300), Namespace: "default", Pod: "web-0", Stage: stages.Persist, Status: stages.Succeeded, DurationMs: 300}
 	pulled := stages.Event{Time: at(5000), Namespace: "default", Pod: "web-0", Stage: stages.Pull, Status: stages.Succeeded, DurationMs: 2600}
 	m.Fold(done, pulled)
 	frame := ansi.Strip(m.Render())
 	var row string
 	for _, l := range strings.Split(frame, "\n") {
-		if strings.Contains(l, "web-0") {
-			row = l
+		if lane, _, _ := strings.Cut(l, "│"); strings.Contains(lane, "web-0") {
+			row = lane // the lane, not the detail pane beside it
 		}
 	}
 	if strings.Count(row, "–") != 3 {

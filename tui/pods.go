@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui/lanes"
@@ -35,6 +36,24 @@ type laneLayout struct {
 	left               int // everything before the first cell
 	cause              int // the CAUSE column after the cells (0: none)
 	ns                 int // the NAMESPACE column (0: none)
+	// READY before STATUS, RESTARTS and AGE after it, as kubectl prints
+	// them (0: none, on terminals under objectColumnsWidth).
+	ready, restarts, age int
+}
+
+// objectColumnsWidth is the terminal width from which the rows also show
+// kubectl's READY, RESTARTS and AGE columns.
+const objectColumnsWidth = 130
+
+// objectColumns is the width READY, RESTARTS and AGE take, separators included.
+func (l laneLayout) objectColumns() int {
+	w := 0
+	for _, c := range []int{l.ready, l.restarts, l.age} {
+		if c > 0 {
+			w += c + 1
+		}
+	}
+	return w
 }
 
 // laneWants is how wide the rows would like the columns: the longest
@@ -85,7 +104,10 @@ func newLaneLayout(width int, want laneWants) laneLayout {
 	} else {
 		l.status = max(len("STATUS")+1, min(l.status, room))
 	}
-	fixed := 2 + 1 + l.status // cursor, the separator after NAME, STATUS
+	if width >= objectColumnsWidth {
+		l.ready, l.restarts, l.age = len("READY")+1, len("RESTARTS"), len("AGE")+2
+	}
+	fixed := 2 + 1 + l.status + l.objectColumns() // cursor, the separator after NAME, STATUS, READY, ...
 	if l.ns > 0 {
 		fixed += l.ns + 1
 	}
@@ -166,7 +188,21 @@ type laneCache struct {
 	version uint64
 	lay     laneLayout
 	theme   string
+	age     string
 	row     string
+}
+
+// laneAge is kubectl's AGE: the time since the object was created (its
+// first event when the source sends no objects), as kubectl prints it.
+func laneAge(l *lanes.Lane, now time.Time) string {
+	created := l.First
+	if l.Object != nil && !l.Object.Created.IsZero() {
+		created = l.Object.Created
+	}
+	if created.IsZero() {
+		return ""
+	}
+	return duration.HumanDuration(max(0, now.Sub(created)))
 }
 
 func newPodsPane(c *Common) *podsPane {
@@ -186,7 +222,13 @@ func (p *podsPane) header(lay laneLayout) string {
 		b.WriteString(fit("NODE", lay.node))
 		b.WriteByte(' ')
 	}
+	if lay.ready > 0 {
+		b.WriteString(fit("READY", lay.ready) + " ")
+	}
 	b.WriteString(fit("STATUS", lay.status))
+	if lay.restarts > 0 {
+		b.WriteString(fit("RESTARTS", lay.restarts) + " " + fit("AGE", lay.age) + " ")
+	}
 	for _, id := range stages.Lifecycle {
 		label := string(id)
 		if len(label) > lay.cell-1 {
@@ -208,8 +250,12 @@ func (p *podsPane) header(lay laneLayout) string {
 func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) string {
 	pt := &p.c.Paint
 	static := sel < 0 && !l.TimeDependent()
+	age := ""
+	if lay.age > 0 {
+		age = laneAge(l, now)
+	}
 	if static {
-		if c, ok := p.cache[l]; ok && c.version == l.Version && c.lay == lay && c.theme == p.c.Theme.Name {
+		if c, ok := p.cache[l]; ok && c.version == l.Version && c.lay == lay && c.theme == p.c.Theme.Name && c.age == age {
 			return c.row
 		}
 	}
@@ -240,8 +286,22 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	} else {
 		b.WriteString(left)
 	}
+	if lay.ready > 0 {
+		ready := ""
+		if l.Object != nil {
+			ready = l.Object.Ready
+		}
+		b.WriteString(pt.S(lanePaint(l), fit(ready, lay.ready)) + " ")
+	}
 	b.WriteString(pt.S(lanePaint(l), st))
 	b.WriteByte(' ')
+	if lay.restarts > 0 {
+		restarts := ""
+		if l.Kind == stages.KindPod {
+			restarts = strconv.Itoa(l.Restarts())
+		}
+		b.WriteString(fit(restarts, lay.restarts) + " " + pt.S(pMuted, fit(age, lay.age)) + " ")
+	}
 	text, paint := p.cause(l)
 	stop := len(stages.Lifecycle)
 	if ansi.StringWidth(text) > lay.cause {
@@ -262,7 +322,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	}
 	row := b.String()
 	if static {
-		p.cache[l] = laneCache{version: l.Version, lay: lay, theme: p.c.Theme.Name, row: row}
+		p.cache[l] = laneCache{version: l.Version, lay: lay, theme: p.c.Theme.Name, age: age, row: row}
 	}
 	return row
 }

@@ -101,6 +101,14 @@ type KubeEventSource interface {
 	KubeEvents() <-chan K8sEvent
 }
 
+// RowSource is a Source that also delivers the objects' rows as `kubectl
+// get` prints them: a lane's STATUS, READY, RESTARTS and AGE then come
+// from the object, and the stages it shows done are closed.
+type RowSource interface {
+	// Rows delivers an object's row whenever it changes. A nil channel means none.
+	Rows() <-chan stages.Row
+}
+
 // FaultControl injects faults and manages breakpoints.
 type FaultControl interface {
 	// Variants lists the realistic failures a stage offers ("" first: the default).

@@ -25,6 +25,7 @@ import (
 	"github.com/podtrace/podtrace/engine/apply"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/source/rows"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -45,6 +46,7 @@ type engineSource struct {
 	applier *apply.Applier
 	sub     *trace.Subscription
 	nodes   nodeCounter
+	rows    *rows.Feed
 
 	mu     sync.Mutex
 	status tui.Status
@@ -109,11 +111,15 @@ func (s *engineSource) setFailed() {
 const kubeEventBuffer = 16384
 
 // watch starts the informers the UI reads: the cluster's core/v1 Events,
-// in every namespace, fed to the events pane, and its Nodes, which the
-// header counts.
+// in every namespace, fed to the events pane, its Nodes, which the header
+// counts, and the objects the lanes show, as kubectl prints them.
 func (s *engineSource) watch() error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
 	s.nodes = newNodeCounter(f)
+	s.rows = rows.NewFeed(s.ctx)
+	if err := rows.Watch(f, time.Now, nil, s.rows.Push); err != nil {
+		return err
+	}
 	inf := f.Core().V1().Events().Informer()
 	send := func(obj any) {
 		ev, ok := obj.(*corev1.Event)
@@ -149,6 +155,14 @@ func kubeEvent(ev *corev1.Event) tui.K8sEvent {
 	return tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: src, Message: ev.Message, Count: int(ev.Count),
 		LastSeen: last, FirstSeen: ev.FirstTimestamp.Time, Namespace: ev.Namespace, Name: ev.Name,
 		Object: strings.ToLower(ev.InvolvedObject.Kind) + "/" + ev.InvolvedObject.Name}
+}
+
+// Rows delivers the objects' rows; nil while the engine starts.
+func (s *engineSource) Rows() <-chan stages.Row {
+	if s.engine() == nil {
+		return nil
+	}
+	return s.rows.C()
 }
 
 // KubeEvents delivers the cluster's Kubernetes Events.

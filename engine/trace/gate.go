@@ -124,19 +124,6 @@ func (fs *Faults) has(id int) bool {
 	return false
 }
 
-// Follow waits, briefly, until the stages that come before stage for ref
-// and are reported by other components have ended (kubelet after bind), as
-// Gate does, without holding at breakpoints: for a component that reports
-// a stage where it must not block for long.
-func (t *Tracer) Follow(ctx context.Context, ref Ref, stage stages.ID) {
-	if t == nil {
-		return
-	}
-	if ifSeen, need := predecessors(ref, stage); len(need) > 0 {
-		t.order.await(ctx, ref.Key(), ifSeen, need...)
-	}
-}
-
 // Fault returns the fail or flake fault that applies to the stage for ref,
 // consuming one attempt of a flake, without holding at breakpoints or
 // applying delays: for checks the component repeats on its own schedule,
@@ -179,17 +166,16 @@ func (t *Tracer) Armed() bool {
 	return n > 0
 }
 
-// Gate runs before a stage's work. It holds the stage while the gates are
-// paused, and at a breakpoint until the user steps or continues; it applies
-// delay and hang faults itself, and returns the fail or flake fault the
-// caller must turn into the stage's realistic error (nil when the stage
-// should proceed). The error is ctx's when the wait was cancelled.
+// Gate runs before a stage's work. It holds the stage only for what the
+// user set: while the gates are paused, at a breakpoint until the user
+// steps or continues, and for a delay or hang fault, which it applies
+// itself. It never waits for another component's stage (readers order the
+// events: see Hub). It returns the fail or flake fault the caller must turn
+// into the stage's realistic error (nil when the stage should proceed).
+// The error is ctx's when the wait was cancelled.
 func (t *Tracer) Gate(ctx context.Context, ref Ref, stage stages.ID, component string) (*stages.Fault, error) {
 	if t == nil {
 		return nil, nil
-	}
-	if ifSeen, need := predecessors(ref, stage); len(need) > 0 {
-		t.order.await(ctx, ref.Key(), ifSeen, need...)
 	}
 	if err := t.waitResumed(ctx, ref, stage, component); err != nil {
 		return nil, err

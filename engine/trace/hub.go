@@ -3,20 +3,23 @@ package trace
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/podtrace/podtrace/stages"
 )
 
 // Hub fans stage events out to subscribers. Emit never blocks: each
 // subscriber has an unbounded queue drained by its own goroutine, so a slow
-// reader (a UI drawing a frame) can never stall the engine.
+// reader (a UI drawing a frame) can never stall the engine. That goroutine
+// also puts each pod's events in causal order (see Subscription.C).
 type Hub struct {
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	settle time.Duration // how long a subscription holds an event at most
 }
 
-// NewHub returns an empty hub.
-func NewHub() *Hub { return &Hub{subs: map[*Subscription]struct{}{}} }
+// NewHub returns an empty hub whose subscriptions hold an event for at most Settle.
+func NewHub() *Hub { return &Hub{subs: map[*Subscription]struct{}{}, settle: Settle} }
 
 // Emit queues e for every subscriber.
 func (h *Hub) Emit(e stages.Event) {
@@ -29,8 +32,9 @@ func (h *Hub) Emit(e stages.Event) {
 
 // Subscribe returns a subscription that receives every event emitted from now on.
 func (h *Hub) Subscribe() *Subscription {
-	s := &Subscription{c: make(chan stages.Event, 256), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
+	s := &Subscription{c: make(chan stages.Event, 256), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		order: newCausal(h.settle)}
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
 	go s.run()
@@ -44,14 +48,22 @@ type Subscription struct {
 	c     chan stages.Event
 	mu    sync.Mutex
 	queue []stages.Event
-	// unsent counts events pushed but not yet handed to the channel.
+	// unsent counts events pushed but not yet handed to the channel,
+	// those held for order included.
 	unsent atomic.Int64
+	order  *causal // used by run only
 	wake   chan struct{}
 	done   chan struct{}
 	once   sync.Once
 }
 
-// C returns the channel events arrive on, in emit order. It is closed after Close.
+// C returns the channel events arrive on, in emit order, except that a
+// pod's event whose predecessor stages, reported by other components, have
+// not ended (schedule before persist and, for a pod a controller created,
+// reconcile; kubelet before bind) is held, with the pod's later events,
+// until they have, or for at most the hub's settle window (Settle); an
+// event of an earlier stage of that pod goes before the held ones. Other
+// pods' events are never held. It is closed after Close.
 func (s *Subscription) C() <-chan stages.Event { return s.c }
 
 // Close stops the subscription; events still queued are dropped.
@@ -77,17 +89,31 @@ func (s *Subscription) push(e stages.Event) {
 
 func (s *Subscription) run() {
 	defer close(s.c)
-	var batch []stages.Event
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var batch, out []stages.Event
 	for {
+		var settled <-chan time.Time
+		if at, ok := s.order.next(); ok {
+			timer.Reset(time.Until(at))
+			settled = timer.C
+		}
 		select {
 		case <-s.wake:
+		case <-settled:
 		case <-s.done:
 			return
 		}
 		s.mu.Lock()
 		batch, s.queue = s.queue, batch[:0]
 		s.mu.Unlock()
+		now := time.Now()
+		out = out[:0]
 		for _, e := range batch {
+			out = s.order.add(e, now, out)
+		}
+		out = s.order.expire(now, out)
+		for _, e := range out {
 			select {
 			case s.c <- e:
 				s.unsent.Add(-1)
@@ -98,7 +124,7 @@ func (s *Subscription) run() {
 	}
 }
 
-// Pending returns how many events are queued but not yet received.
+// Pending returns how many events are queued, or held for order, but not yet received.
 func (s *Subscription) Pending() int {
 	return int(s.unsent.Load()) + len(s.c)
 }

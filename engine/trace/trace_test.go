@@ -217,50 +217,6 @@ func TestBreakpointStepAndContinue(t *testing.T) {
 	}
 }
 
-func TestOrderWaitsForPredecessor(t *testing.T) {
-	tr, _ := newTracer()
-	ref := Ref{Namespace: "d", Name: "p", Owned: true}
-	tr.Emit(stages.Event{Namespace: "d", Pod: "p", Stage: stages.Persist, Status: stages.Started})
-	gated := make(chan struct{})
-	go func() {
-		tr.Gate(context.Background(), ref, stages.Schedule, "default-scheduler")
-		close(gated)
-	}()
-	tr.Record(ref, stages.Persist, "kube-apiserver", time.Unix(1, 0), time.Unix(2, 0), stages.Succeeded, "", "", nil)
-	select {
-	case <-gated:
-		t.Fatal("schedule of an owned pod started before its reconcile ended")
-	case <-time.After(50 * time.Millisecond):
-	}
-	tr.Record(ref, stages.Reconcile, "replicaset-controller", time.Unix(2, 0), time.Unix(3, 0), stages.Succeeded, "", "", nil)
-	select {
-	case <-gated:
-	case <-time.After(time.Second):
-		t.Fatal("schedule still waiting after reconcile ended")
-	}
-}
-
-func TestKubeletWaitsForBindOnlyAfterTheScheduler(t *testing.T) {
-	tr, _ := newTracer()
-	ref := Ref{Namespace: "d", Name: "direct"}
-	start := time.Now()
-	tr.Gate(context.Background(), ref, stages.Kubelet, "kubelet") // spec.nodeName set by the user: no scheduler
-	if time.Since(start) > time.Second {
-		t.Fatalf("a pod the scheduler never saw waited %s for bind", time.Since(start))
-	}
-	sched := Ref{Namespace: "d", Name: "scheduled"}
-	tr.Begin(sched, stages.Schedule, "default-scheduler").Succeed("", "")
-	gated := make(chan struct{})
-	go func() { tr.Gate(context.Background(), sched, stages.Kubelet, "kubelet"); close(gated) }()
-	select {
-	case <-gated:
-		t.Fatal("kubelet stage started before bind ended")
-	case <-time.After(50 * time.Millisecond):
-	}
-	tr.Begin(sched, stages.Bind, "default-scheduler").Succeed("Scheduled", "")
-	<-gated
-}
-
 func TestDelayIsShownWhileItLasts(t *testing.T) {
 	tr, rec := newTracer()
 	clk := tr.Clock().(*clocktesting.FakeClock)

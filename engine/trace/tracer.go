@@ -19,9 +19,6 @@ type Ref struct {
 	Name      string
 	UID       string
 	Node      string
-	// Owned is set for pods a controller made: their reconcile stage comes
-	// before scheduling.
-	Owned bool
 }
 
 // Key returns "namespace/name".
@@ -34,7 +31,7 @@ type Tracer struct {
 	out    stages.Emitter
 	Faults *Faults
 	Breaks *Breakpoints
-	order  *progress
+	ends   *lastEnds
 	paused pause
 }
 
@@ -43,7 +40,7 @@ func New(clk clock.Clock, out stages.Emitter) *Tracer {
 	if out == nil {
 		out = stages.Discard
 	}
-	return &Tracer{clock: clk, out: out, Faults: NewFaults(), Breaks: NewBreakpoints(), order: newProgress()}
+	return &Tracer{clock: clk, out: out, Faults: NewFaults(), Breaks: NewBreakpoints(), ends: newLastEnds()}
 }
 
 // Clock returns the tracer's clock.
@@ -61,7 +58,7 @@ func (t *Tracer) Emit(e stages.Event) {
 		e.Kind = stages.KindPod
 	}
 	t.out.Emit(e)
-	t.order.record(e)
+	t.ends.record(e)
 }
 
 // Span is one run of one stage for one object.
@@ -178,7 +175,7 @@ func (s *Span) Wait(reason, message string) { s.end(stages.Waiting, reason, mess
 // of that and the end of the pod's last other stage (its start or hooks).
 func (t *Tracer) ReadySince(ref Ref, started, now time.Time) time.Time {
 	if t != nil {
-		if last := t.order.lastEnd(ref.Key()); last.After(started) && !last.After(now) {
+		if last := t.ends.get(ref.Key()); last.After(started) && !last.After(now) {
 			started = last
 		}
 	}

@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,43 @@ func TestOf(t *testing.T) {
 	}
 	if r := Deleted(stages.Row{Kind: stages.KindPod, Status: "Running"}, now); !r.Deleted || !strings.Contains(r.Status, "Deleted") {
 		t.Errorf("deleted: %+v", r)
+	}
+}
+
+// A reader gets each object's rows in the order they changed, always
+// ending on the latest; pushing never waits for it.
+func TestFeed(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := NewFeed(ctx)
+	want := []string{"Pending", "ContainerCreating", "Running"}
+	for i := 0; i < 1000; i++ { // far more than the channel holds: never blocks
+		f.Push(stages.Row{Kind: stages.KindPod, Namespace: "ns", Name: "b", Status: "Pending"})
+	}
+	for _, st := range want {
+		f.Push(stages.Row{Kind: stages.KindPod, Namespace: "ns", Name: "a", Status: st})
+	}
+	var a []string
+	for a == nil || a[len(a)-1] != "Running" {
+		select {
+		case r := <-f.C():
+			if r.Name == "a" {
+				a = append(a, r.Status)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("rows of a so far: %v", a)
+		}
+	}
+	last := -1
+	for _, st := range a {
+		i := slices.Index(want, st)
+		if i <= last {
+			t.Fatalf("rows of a out of order: %v", a)
+		}
+		last = i
+	}
+	cancel()
+	for range f.C() { // closed once ctx ends
 	}
 }

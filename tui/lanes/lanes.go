@@ -72,6 +72,9 @@ type Lane struct {
 	// Pods and ReadyPods, on an owner, count its pods (refused, deleted
 	// and terminating ones left out) and those Running and ready.
 	Pods, ReadyPods int
+	// Object is the object's latest row, as kubectl prints it; nil when
+	// the source sends none. Its columns win over what events imply.
+	Object *stages.Row
 	// counted is the phase this lane is counted under ("" when none).
 	counted string
 }
@@ -287,7 +290,7 @@ func (s *Store) summarize() {
 		st, ph := status(l)
 		r, t := count(l.Key())
 		l.ReadyPods, l.Pods = r, t
-		if ph != "Failed" && (len(s.children[l.Key()]) > 0 || ph == "Reconciled") {
+		if l.Object == nil && ph != "Failed" && (len(s.children[l.Key()]) > 0 || ph == "Reconciled") {
 			st, ph = strconv.Itoa(r)+"/"+strconv.Itoa(t)+" ready", "Progressing"
 			if r == t {
 				ph = "Ready"

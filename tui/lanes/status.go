@@ -76,14 +76,21 @@ func settle(l *Lane, e stages.Event) {
 	}
 }
 
-// Restarts is kubectl's RESTARTS for the pod: its container's start
-// attempts less the first.
+// Restarts is kubectl's RESTARTS for the pod: the object's, else its
+// container's start attempts less the first.
 func (l *Lane) Restarts() int {
+	if l.Object != nil {
+		return objectRestarts(l.Object)
+	}
 	return max(0, l.Cells[stages.Start.Index()].Attempt-1)
 }
 
-// status derives kubectl's STATUS column and the pod phase from the cells.
+// status is kubectl's STATUS column and the pod phase: the object's when
+// the source sends rows, else derived from the cells.
 func status(l *Lane) (string, string) {
+	if l.Object != nil {
+		return objectStatus(l)
+	}
 	c := func(id stages.ID) *Cell { return &l.Cells[id.Index()] }
 	switch {
 	case l.Deleted:

@@ -37,7 +37,6 @@ func (a *authenticatorHook) AuthenticateRequest(req *http.Request) (*authenticat
 		rec.user, rec.groups = resp.User.GetName(), resp.User.GetGroups()
 		if rec.verb == "create" {
 			rec.controller = controllerOf(rec.user)
-			rec.ref.Owned = rec.controller != ""
 		}
 		rec.mu.Unlock()
 	}

@@ -1,7 +1,6 @@
 package cri
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -46,9 +45,9 @@ func (t *tracker) ObservedPodOnWatch(pod *v1.Pod, when time.Time) {
 		return
 	}
 	ref := trace.Ref{Kind: stages.KindPod, Namespace: pod.Namespace, Name: pod.Name, UID: uid, Node: h.node}
-	// The kubelet hears of the binding as soon as etcd has it, usually
-	// before the scheduler has reported bind's end: let that come first.
-	h.tr.Follow(context.Background(), ref, stages.Kubelet)
+	// The kubelet hears of the binding as soon as etcd has it, often before
+	// the scheduler has reported bind's end: the readers put that first
+	// (engine/trace), the kubelet never waits for it.
 	span := h.tr.Begin(ref, stages.Kubelet, Component)
 	h.mu.Lock()
 	if h.kubelet[uid] == nil { // not ended meanwhile

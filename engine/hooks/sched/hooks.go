@@ -32,7 +32,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -174,8 +173,7 @@ func (h *Hooks) Tracked() int {
 }
 
 func refOf(pod *v1.Pod, node string) trace.Ref {
-	return trace.Ref{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: node,
-		Owned: metav1.GetControllerOf(pod) != nil}
+	return trace.Ref{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: node}
 }
 
 // stateLocked returns the pod's state, creating it; h.mu is held.

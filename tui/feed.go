@@ -1,0 +1,101 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/podtrace/podtrace/stages"
+)
+
+// Fold applies events directly; the frame loop uses it, and so can tests and
+// benchmarks that build a model without a running program. The selection
+// stays on the same lane when rows come or go.
+func (m *Model) Fold(evs ...stages.Event) {
+	prev := m.selected()
+	for _, e := range evs {
+		m.fold(e)
+	}
+	m.keepSelection(prev)
+}
+
+func (m *Model) fold(e stages.Event) {
+	m.store.Fold(e)
+	m.anchor(e.Time)
+}
+
+// Apply takes objects' rows directly, as Fold takes events.
+func (m *Model) Apply(rows ...stages.Row) {
+	prev := m.selected()
+	for _, r := range rows {
+		m.apply(r)
+	}
+	m.keepSelection(prev)
+}
+
+func (m *Model) apply(r stages.Row) {
+	m.store.Apply(r)
+	m.anchor(r.Time)
+}
+
+// anchor notes the latest time the Source reported, for engineNow.
+func (m *Model) anchor(t time.Time) {
+	if t.After(m.anchorEng) {
+		m.anchorEng, m.anchorWal = t, m.c.Now()
+	}
+}
+
+// drain hands f every value waiting on ch, up to maxBatch, without
+// blocking; it reports whether ch is closed.
+func drain[T any](ch <-chan T, f func(T)) (closed bool) {
+	for range maxBatch {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return true
+			}
+			f(v)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// onFrame drains every event waiting on the Source without blocking.
+func (m *Model) onFrame() {
+	now := m.c.Now()
+	prev := m.selected()
+	defer m.keepSelection(prev)
+	if ch := m.src.Events(); ch != nil && !m.ended {
+		m.ended = drain(ch, m.fold)
+	}
+	if rs, ok := m.src.(RowSource); ok && !m.rowsEnded {
+		if ch := rs.Rows(); ch != nil {
+			m.rowsEnded = drain(ch, m.apply)
+		}
+	}
+	if ks, ok := m.src.(KubeEventSource); ok && !m.kubeEnded {
+		if ch := ks.KubeEvents(); ch != nil {
+			m.kubeEnded = drain(ch, m.log.addKube)
+		}
+	}
+	if now.Sub(m.statusAt) >= time.Second {
+		m.refreshStatus(now)
+	}
+	m.clampScroll()
+}
+
+// engineNow estimates the Source's clock from the latest event time, the
+// wall time since, and (on a replay's clock) its pause and speed.
+func (m *Model) engineNow() time.Time {
+	if m.anchorEng.IsZero() {
+		return m.c.Now()
+	}
+	if m.paused && !m.realTime {
+		return m.anchorEng
+	}
+	sp := m.speed
+	if sp <= 0 || m.realTime {
+		sp = 1
+	}
+	return m.anchorEng.Add(time.Duration(float64(m.c.Now().Sub(m.anchorWal)) * sp))
+}
