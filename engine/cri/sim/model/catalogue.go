@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -15,41 +14,6 @@ var KnownRegistries = map[string]bool{
 	"gcr.io": true, "mcr.microsoft.com": true, "public.ecr.aws": true,
 	"localhost:5000": true, "registry.local:5000": true,
 }
-
-// catalogue holds familiar images and their unpacked sizes in bytes. The
-// key is the normalized name without tag.
-var catalogue = map[string]int64{
-	"docker.io/library/nginx":                 72_955_450,
-	"docker.io/library/busybox":               4_269_608,
-	"docker.io/library/alpine":                7_800_000,
-	"docker.io/library/redis":                 117_000_000,
-	"docker.io/library/postgres":              438_000_000,
-	"docker.io/library/mysql":                 602_000_000,
-	"docker.io/library/httpd":                 148_000_000,
-	"docker.io/library/python":                1_020_000_000,
-	"docker.io/library/node":                  1_100_000_000,
-	"docker.io/library/golang":                820_000_000,
-	"docker.io/library/ubuntu":                78_000_000,
-	"docker.io/library/debian":                117_000_000,
-	"docker.io/library/memcached":             84_000_000,
-	"docker.io/library/rabbitmq":              240_000_000,
-	"docker.io/library/traefik":               180_000_000,
-	"docker.io/library/mongo":                 750_000_000,
-	"docker.io/library/registry":              25_000_000,
-	"registry.k8s.io/pause":                   320_368,
-	"registry.k8s.io/echoserver":              46_000_000,
-	"registry.k8s.io/e2e-test-images/agnhost": 54_000_000,
-	"registry.k8s.io/coredns/coredns":         18_000_000,
-	"registry.k8s.io/kube-proxy":              30_000_000,
-	"ghcr.io/stefanprodan/podinfo":            29_000_000,
-	"quay.io/prometheus/prometheus":           100_000_000,
-	"quay.io/prometheus/node-exporter":        11_000_000,
-	"gcr.io/google-samples/hello-app":         10_500_000,
-}
-
-// versionTag is what a published tag of a catalogue image looks like:
-// "latest", "stable", "alpine", or a version such as 1.27, 1.27.3-alpine, v2.
-var versionTag = regexp.MustCompile(`^(latest|stable|mainline|alpine|slim|bookworm|jammy|noble|v?[0-9]+(\.[0-9]+)*([-_.][a-z0-9.]+)*)$`)
 
 // resolution is the outcome of looking an image up in the simulated registries.
 type resolution struct {
@@ -63,8 +27,8 @@ type resolution struct {
 // resolve applies the documented rules:
 //   - the registry host must be one of KnownRegistries, else the name does not resolve;
 //   - docker.io official images (library/...) exist only if they are in the catalogue;
-//   - catalogue images have every tag that looks like a published tag
-//     (versionTag), other tags are not found;
+//   - catalogue images (catalogue.txt) have their published tags, and a
+//     pull by digest; any other tag is not found;
 //   - any other well-formed repository on a known registry exists, with a size
 //     derived from a hash of its name;
 //   - a repository whose path contains "private" needs pull credentials.
@@ -73,11 +37,11 @@ func resolve(ref imageRef) resolution {
 		return resolution{unreachable: true}
 	}
 	name := ref.Name()
-	if size, ok := catalogue[name]; ok {
-		if ref.Digest == "" && !versionTag.MatchString(ref.Tag) {
+	if img, ok := catalogue()[name]; ok {
+		if ref.Digest == "" && !img.tags[ref.Tag] {
 			return resolution{notFound: true}
 		}
-		return resolution{size: size}
+		return resolution{size: img.size}
 	}
 	if ref.Domain == defaultDomain && strings.HasPrefix(ref.Path, "library/") {
 		return resolution{noRepo: true}

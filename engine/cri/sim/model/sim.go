@@ -417,7 +417,7 @@ func (r *Runtime) Preload(refs ...string) error {
 		if err != nil {
 			return fmt.Errorf("preload %q: %w", s, err)
 		}
-		size := catalogue[ref.Name()]
+		size := catalogue()[ref.Name()].size
 		if size == 0 {
 			size = hashSize(ref.Name())
 		}

@@ -67,6 +67,12 @@ func TestPullErrors(t *testing.T) {
 		{image: "nginx:1.27"},
 		{image: "ghcr.io/acme/shop:v3"},
 		{image: "nginx:no_such", want: `rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:no_such": failed to resolve reference "docker.io/library/nginx:no_such": docker.io/library/nginx:no_such: not found`},
+		// A version nginx never published (the README's failed-pull example).
+		{image: "nginx:1.277", want: `rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:1.277": failed to resolve reference "docker.io/library/nginx:1.277": docker.io/library/nginx:1.277: not found`},
+		{image: "busybox"},
+		{image: "nginx:1.277@sha256:" + strings.Repeat("ab", 32)},
+		{image: "registry.k8s.io/pause:3.10.2"},
+		{image: "registry.k8s.io/pause:3.11.7", want: "registry.k8s.io/pause:3.11.7: not found"},
 		{image: "nginxx", want: "pull access denied, repository does not exist or may require authorization"},
 		{image: "registry.example.com/app:1", want: `failed to do request: Head "https://registry.example.com/v2/app/manifests/1": dial tcp: lookup registry.example.com: no such host`},
 		{image: "quay.io/acme/private-api:1", want: "no basic auth credentials"},
