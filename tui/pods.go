@@ -318,7 +318,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 		if reason, msg := l.Cause(); reason != "" && msg != "" && ansi.StringWidth(text) > avail {
 			text = msg // the message's words say more than the reason's
 		}
-		b.WriteString(pt.S(paint, clip(text, avail)))
+		b.WriteString(pt.S(paint, cutCause(text, avail)))
 	}
 	row := b.String()
 	if static {
