@@ -1,6 +1,9 @@
 package stages
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Row is one object as `kubectl get` prints it at one moment: its columns
 // come from the object through kubectl's own printers, so the screen says
@@ -48,4 +51,14 @@ func (r Row) Key() string { return r.Namespace + "/" + r.Name }
 type Record struct {
 	Event
 	Row *Row `json:"row,omitempty"`
+}
+
+// MarshalJSON writes a row as {"row": {...}} alone, an event as itself.
+func (r Record) MarshalJSON() ([]byte, error) {
+	if r.Row != nil {
+		return json.Marshal(struct {
+			Row *Row `json:"row"`
+		}{r.Row})
+	}
+	return json.Marshal(r.Event)
 }

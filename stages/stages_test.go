@@ -2,6 +2,7 @@ package stages
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,26 @@ func TestScopeMatches(t *testing.T) {
 	}
 	if (Scope{Node: "n1"}).Matches("a/b", "n2") || !(Scope{Node: "n1"}).Matches("x/y", "n1") {
 		t.Fatal("node scope")
+	}
+}
+
+func TestRecordJSON(t *testing.T) {
+	row := Record{Row: &Row{Kind: KindPod, Namespace: "ns", Name: "web", Status: "Running", Ready: "1/1"}}
+	ev := Record{Event: Event{Namespace: "ns", Pod: "web", Stage: Pull, Status: Started}}
+	for _, in := range []Record{row, ev} {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out Record
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		if (in.Row == nil) != (out.Row == nil) || in.Row != nil && !reflect.DeepEqual(*in.Row, *out.Row) || in.Event.Stage != out.Event.Stage {
+			t.Errorf("%s came back as %+v", b, out)
+		}
+	}
+	if b, _ := json.Marshal(row); strings.Contains(string(b), "stage") {
+		t.Errorf("a row line carries an event's fields: %s", b)
 	}
 }

@@ -13,13 +13,17 @@ import (
 	"github.com/podtrace/podtrace/stages"
 )
 
-// ReplaySource replays a recorded JSON-lines event stream (one stages.Event
-// per line, the `podtrace run --headless` output) at the pace it was
-// recorded, scaled by a speed that the clock keys change. It is read-only.
+// ReplaySource replays a recording (the JSON lines `podtrace run
+// --headless` prints and `--record` writes: stage events, and the objects'
+// rows as kubectl printed them) at the pace it was recorded, scaled by a
+// speed that the clock keys change. It is read-only.
 type ReplaySource struct {
-	name   string
-	events []stages.Event
-	c      chan stages.Event
+	name    string
+	records []stages.Record
+	c       chan stages.Event
+	rows    chan stages.Row
+	// from is the recorded time before which records play at once.
+	from time.Time
 
 	mu      sync.Mutex
 	paused  bool
@@ -28,10 +32,11 @@ type ReplaySource struct {
 	changed chan struct{}
 }
 
-// ReadEvents parses a JSON-lines event stream; blank lines are skipped and a
-// malformed line is reported by number.
-func ReadEvents(r io.Reader) ([]stages.Event, error) {
-	var out []stages.Event
+// ReadRecords parses a recording: stage events and rows, in the order
+// written. Blank lines are skipped and a malformed line is reported by
+// number.
+func ReadRecords(r io.Reader) ([]stages.Record, error) {
+	var out []stages.Record
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for n := 1; sc.Scan(); n++ {
@@ -39,19 +44,42 @@ func ReadEvents(r io.Reader) ([]stages.Event, error) {
 		if len(trimSpace(line)) == 0 {
 			continue
 		}
-		var e stages.Event
-		if err := json.Unmarshal(line, &e); err != nil {
+		var rec stages.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		if !e.Stage.Valid() {
-			return nil, fmt.Errorf("line %d: unknown stage %q", n, e.Stage)
+		if rec.Row == nil && !rec.Stage.Valid() {
+			return nil, fmt.Errorf("line %d: unknown stage %q", n, rec.Stage)
 		}
-		out = append(out, e)
+		out = append(out, rec)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
 	return out, nil
+}
+
+// ReadEvents parses a recording and returns its stage events alone.
+func ReadEvents(r io.Reader) ([]stages.Event, error) {
+	recs, err := ReadRecords(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []stages.Event
+	for _, rec := range recs {
+		if rec.Row == nil {
+			out = append(out, rec.Event)
+		}
+	}
+	return out, nil
+}
+
+// recordTime is when a record happened.
+func recordTime(r stages.Record) time.Time {
+	if r.Row != nil {
+		return r.Row.Time
+	}
+	return r.Time
 }
 
 func trimSpace(b []byte) []byte {
@@ -64,33 +92,67 @@ func trimSpace(b []byte) []byte {
 // NewReplaySource reads the whole recording from r. speed is how many
 // recorded seconds pass per real second; 0 replays as fast as the UI reads.
 func NewReplaySource(name string, r io.Reader, speed float64) (*ReplaySource, error) {
-	evs, err := ReadEvents(r)
+	recs, err := ReadRecords(r)
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", name, err)
 	}
-	return &ReplaySource{name: name, events: evs, c: make(chan stages.Event, 1024), speed: speed,
-		changed: make(chan struct{})}, nil
+	return &ReplaySource{name: name, records: recs, c: make(chan stages.Event, 1024),
+		rows: make(chan stages.Row, 1024), speed: speed, changed: make(chan struct{})}, nil
 }
 
-// Start replays the events on Events until the end or until ctx is done;
-// the channel is closed then.
+// From makes what was recorded in the first d play at once: the replay
+// opens on the state at d. Call it before Start.
+func (s *ReplaySource) From(d time.Duration) {
+	if len(s.records) > 0 {
+		s.from = recordTime(s.records[0]).Add(d)
+	}
+}
+
+// Start replays the records on Events and Rows until the end or until ctx
+// is done; the channels are closed then.
 func (s *ReplaySource) Start(ctx context.Context) {
 	go s.run(ctx)
 }
 
+// run plays each record when the recording's clock reaches it. Records are
+// written as they are read, not strictly in time order (a stage reported
+// after a later one started), so the clock only moves forward: a record
+// earlier than one already played plays at once, and the whole replay
+// takes as long as the recording did.
 func (s *ReplaySource) run(ctx context.Context) {
 	defer close(s.c)
-	for i, e := range s.events {
-		if i > 0 {
-			if err := s.wait(ctx, e.Time.Sub(s.events[i-1].Time)); err != nil {
+	defer close(s.rows)
+	var played time.Time
+	for i, r := range s.records {
+		t := recordTime(r)
+		if i == 0 || played.Before(s.from) {
+			played = t // up to the start point, at once
+		}
+		if t.After(played) {
+			if err := s.wait(ctx, t.Sub(played)); err != nil {
 				return
 			}
+			played = t
 		}
-		select {
-		case s.c <- e:
-		case <-ctx.Done():
+		var err error
+		if r.Row != nil {
+			err = send(ctx, s.rows, *r.Row)
+		} else {
+			err = send(ctx, s.c, r.Event)
+		}
+		if err != nil {
 			return
 		}
+	}
+}
+
+// send puts v on c unless ctx ends first.
+func send[T any](ctx context.Context, c chan<- T, v T) error {
+	select {
+	case c <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -141,6 +203,9 @@ func (s *ReplaySource) Name() string { return "recording " + s.name }
 // Events returns the replayed events.
 func (s *ReplaySource) Events() <-chan stages.Event { return s.c }
 
+// Rows returns the replayed objects' rows.
+func (s *ReplaySource) Rows() <-chan stages.Row { return s.rows }
+
 // Status returns the read-only marker; a recording has no nodes or etcd to report.
 func (s *ReplaySource) Status() Status { return Status{ReadOnly: errReadOnly.Error()} }
 
@@ -156,9 +221,9 @@ func (s *ReplaySource) DeletePod(string, string) error { return errReadOnly }
 // Scale fails: a recording is read-only.
 func (s *ReplaySource) Scale(string, string, string, int) error { return errReadOnly }
 
-// PodDetail fails: a recording holds only stage events.
+// PodDetail fails: a recording holds stage events and rows, not the stored objects.
 func (s *ReplaySource) PodDetail(string, string) (PodDetail, error) {
-	return PodDetail{}, errors.New("a recording holds stage events only, not the stored objects")
+	return PodDetail{}, errors.New("a recording holds stage events and rows, not the stored objects")
 }
 
 // Faults returns nil: a recording cannot be broken.

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
 )
 
 func recording(t *testing.T) []byte {
@@ -108,5 +111,61 @@ func TestReplayPacesAndPauses(t *testing.T) {
 	}
 	if n < len(story())-2 {
 		t.Fatalf("replayed %d of %d events", n, len(story()))
+	}
+}
+
+// A recording is written as it is read, not strictly in time order; its
+// replay still takes as long as the recording did (it took 85 s for 20 s
+// when each step back in time was waited for again), and its rows come
+// back beside its events.
+func TestReplayPaceAndRows(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for i := 0; i < 6; i++ {
+		at := time.Duration(i%2) * 300 * time.Millisecond // 0, 300ms, 0, 300ms, ...
+		e := stages.Event{Time: t0.Add(at), Namespace: "d", Pod: fmt.Sprint("p", i), Stage: stages.Persist, Status: stages.Succeeded}
+		if err := enc.Encode(stages.Record{Event: e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := stages.Row{Time: t0.Add(300 * time.Millisecond), Kind: stages.KindPod, Namespace: "d", Name: "p0", Status: "Running", Ready: "1/1"}
+	if err := enc.Encode(stages.Record{Row: &row}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewReplaySource("r", &b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	begin := time.Now()
+	src.Start(ctx)
+	n, rows := 0, 0
+	for ev, rw := src.Events(), src.Rows(); ev != nil || rw != nil; {
+		select {
+		case _, ok := <-ev:
+			if !ok {
+				ev = nil
+				continue
+			}
+			n++
+		case r, ok := <-rw:
+			if !ok {
+				rw = nil
+				continue
+			}
+			if r.Status != "Running" || r.Name != "p0" {
+				t.Errorf("row %+v", r)
+			}
+			rows++
+		}
+	}
+	if took := time.Since(begin); took > 900*time.Millisecond {
+		t.Errorf("a 300 ms recording took %s to replay", took)
+	}
+	if n != 6 || rows != 1 {
+		t.Errorf("replayed %d events and %d rows, want 6 and 1", n, rows)
 	}
 }

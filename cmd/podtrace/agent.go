@@ -91,7 +91,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 	done := make(chan struct{})
 	if o.events {
 		sub = hub.Subscribe()
-		go func() { defer close(done); writeEvents(os.Stdout, sub) }()
+		go func() { defer close(done); writeEvents(os.Stdout, sub, nil) }()
 	}
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Hub: hub, Seed: o.seed,
 		Containerd: hooks.Containerd, DataDir: dir})

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -20,6 +21,7 @@ import (
 	"github.com/podtrace/podtrace/engine/attach"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/source/rows"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 	"github.com/podtrace/podtrace/version"
@@ -99,7 +101,7 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 	hub := trace.NewHub()
 	src := newAttachSource(ctx, client, contextName, ns, o.audit != "", hub)
 	if o.record != "" {
-		stopRecord, err := record(hub, o.record)
+		stopRecord, err := record(hub, src.rows.Tee(ctx), o.record)
 		if err != nil {
 			return err
 		}
@@ -109,7 +111,8 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 	done := make(chan struct{})
 	if o.headless {
 		printed = hub.Subscribe()
-		go func() { defer close(done); writeEvents(os.Stdout, printed) }()
+		printedRows := src.rows.Tee(ctx)
+		go func() { defer close(done); writeEvents(os.Stdout, printed, printedRows) }()
 	}
 	w, err := attach.New(attach.Config{Client: client, Namespace: ns, Target: target, Emitter: hub})
 	if err != nil {
@@ -126,7 +129,7 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 			return err
 		}
 	}
-	if err := src.start(); err != nil {
+	if err := src.start(rows.Target(target.Kind, target.Name)); err != nil {
 		return err
 	}
 	if o.headless {
@@ -162,6 +165,7 @@ type attachSource struct {
 	sub     *trace.Subscription
 	kube    chan tui.K8sEvent
 	nodes   nodeCounter
+	rows    *rows.Feed
 
 	mu     sync.Mutex
 	status tui.Status
@@ -169,13 +173,14 @@ type attachSource struct {
 
 func newAttachSource(ctx context.Context, c kubernetes.Interface, contextName, ns string, audit bool, hub *trace.Hub) *attachSource {
 	s := &attachSource{ctx: ctx, client: c, context: contextName, ns: ns, audit: audit, sub: hub.Subscribe(),
-		kube: make(chan tui.K8sEvent, kubeEventBuffer)}
+		kube: make(chan tui.K8sEvent, kubeEventBuffer), rows: rows.NewFeed(ctx)}
 	s.status = s.baseStatus()
 	return s
 }
 
-// start watches nodes (for the header) and Events (for the events pane).
-func (s *attachSource) start() error {
+// start watches nodes (for the header), Events (for the events pane) and
+// the objects of the lanes that want picks (their rows).
+func (s *attachSource) start(want func(stages.Row) bool) error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
 	s.nodes = newNodeCounter(f)
 	opts := []informers.SharedInformerOption{}
@@ -194,6 +199,9 @@ func (s *attachSource) start() error {
 	if _, err := ef.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: send,
 		UpdateFunc: func(_, obj any) { send(obj) }}); err != nil {
 		return fmt.Errorf("watch events: %w", err)
+	}
+	if err := rows.Watch(ef, time.Now, want, s.rows.Push); err != nil {
+		return err
 	}
 	f.Start(s.ctx.Done())
 	ef.Start(s.ctx.Done())
@@ -219,6 +227,7 @@ func (s *attachSource) readOnly() error { return errors.New(s.baseStatus().ReadO
 func (s *attachSource) Name() string                            { return "cluster " + s.context }
 func (s *attachSource) Events() <-chan stages.Event             { return s.sub.C() }
 func (s *attachSource) KubeEvents() <-chan tui.K8sEvent         { return s.kube }
+func (s *attachSource) Rows() <-chan stages.Row                 { return s.rows.C() }
 func (s *attachSource) Workloads() []tui.Workload               { return nil }
 func (s *attachSource) Apply([]byte) error                      { return s.readOnly() }
 func (s *attachSource) DeletePod(string, string) error          { return s.readOnly() }

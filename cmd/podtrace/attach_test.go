@@ -269,8 +269,8 @@ func TestAttachSourceHeader(t *testing.T) {
 		t.Error("a cluster offers faults or clock controls")
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	evs := []stages.Event{{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Persist, Status: stages.Succeeded, Component: "kube-apiserver"}}
-	frame := Snapshot(src, evs, 120, 12)
+	recs := []stages.Record{{Event: stages.Event{Time: t0, Namespace: "default", Pod: "web-1", Stage: stages.Persist, Status: stages.Succeeded, Component: "kube-apiserver"}}}
+	frame := Snapshot(src, recs, 120, 12)
 	if !strings.Contains(frame, "cluster prod-eu") || !strings.Contains(frame, "read-only") {
 		t.Errorf("header does not name the cluster:\n%s", frame)
 	}

@@ -67,7 +67,7 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 		if err != nil {
 			return err
 		}
-		evs, err := tui.ReadEvents(bytes.NewReader(data))
+		recs, err := tui.ReadRecords(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", name, err)
 		}
@@ -75,7 +75,7 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 		if err != nil {
 			return err
 		}
-		_, err = io.WriteString(os.Stdout, Snapshot(recording{ReplaySource: src, st: recordingStatus(evs)}, evs, w, h)+"\n")
+		_, err = io.WriteString(os.Stdout, Snapshot(recording{ReplaySource: src, st: recordingStatus(events(recs))}, recs, w, h)+"\n")
 		return err
 	}
 	evs, err := tui.ReadEvents(bytes.NewReader(data))
@@ -85,37 +85,24 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 	if o.from < 0 {
 		return fmt.Errorf("--from %s: must not be negative", o.from)
 	}
-	initial := o.speed
-	if o.from > 0 {
-		initial = 0 // as fast as the UI reads, until the start point
-	}
-	src, err := tui.NewReplaySource(name, bytes.NewReader(data), initial)
+	src, err := tui.NewReplaySource(name, bytes.NewReader(data), o.speed)
 	if err != nil {
 		return err
 	}
+	src.From(o.from) // what came before plays at once
 	src.Start(ctx)
 	rec := recording{ReplaySource: src, st: recordingStatus(evs)}
-	if o.from > 0 && len(evs) > 0 {
-		rec.events = seek(src, evs[0].Time.Add(o.from), o.speed)
-	}
 	return tui.Run(ctx, rec, tui.Options{Theme: o.theme, NoColor: os.Getenv("NO_COLOR") != ""})
 }
 
-// seek forwards src's events and, at the first one at or after start,
-// slows the replay down to speed.
-func seek(src *tui.ReplaySource, start time.Time, speed float64) <-chan stages.Event {
-	out := make(chan stages.Event, 1024)
-	go func() {
-		defer close(out)
-		slowed := false
-		for e := range src.Events() {
-			if !slowed && !e.Time.Before(start) {
-				slowed = true
-				_ = src.Clock().SetSpeed(speed)
-			}
-			out <- e
+// events returns the stage events of a recording, without its rows.
+func events(recs []stages.Record) []stages.Event {
+	var out []stages.Event
+	for _, r := range recs {
+		if r.Row == nil {
+			out = append(out, r.Event)
 		}
-	}()
+	}
 	return out
 }
 
@@ -123,16 +110,7 @@ func seek(src *tui.ReplaySource, start time.Time, speed float64) <-chan stages.E
 // Source could not see and how precise its times were.
 type recording struct {
 	*tui.ReplaySource
-	st     tui.Status
-	events <-chan stages.Event // when seeking; the source's own otherwise
-}
-
-// Events returns the replayed events.
-func (r recording) Events() <-chan stages.Event {
-	if r.events != nil {
-		return r.events
-	}
-	return r.ReplaySource.Events()
+	st tui.Status
 }
 
 // Status adds the recording's resolution and unobservable stages.
@@ -182,20 +160,36 @@ func recordingStatus(evs []stages.Event) tui.Status {
 	return st
 }
 
-// Snapshot folds evs into a UI model for src at w×h and returns the frame
-// as plain text: the lanes a replay of evs ends with. The wall clock is
-// pinned to the last event so running stages show a repeatable age.
-func Snapshot(src tui.Source, evs []stages.Event, w, h int) string {
+// Snapshot folds a recording's events and rows into a UI model for src at
+// w×h and returns the frame as plain text: the lanes a replay ends with.
+// The wall clock is pinned to the last record so running stages show a
+// repeatable age.
+func Snapshot(src tui.Source, recs []stages.Record, w, h int) string {
 	var last time.Time
-	for _, e := range evs {
-		if e.Time.After(last) {
-			last = e.Time
+	for _, r := range recs {
+		t := r.Time
+		if r.Row != nil {
+			t = r.Row.Time
 		}
+		last = maxTime(last, t)
 	}
 	m := tui.New(src, tui.Options{NoColor: true, Now: func() time.Time { return last }})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	m.Fold(evs...)
+	for _, r := range recs {
+		if r.Row != nil {
+			m.Apply(*r.Row)
+		} else {
+			m.Fold(r.Event)
+		}
+	}
 	return ansi.Strip(m.Render())
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // parseSize parses WIDTHxHEIGHT.

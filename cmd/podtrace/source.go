@@ -46,7 +46,7 @@ type engineSource struct {
 	applier *apply.Applier
 	sub     *trace.Subscription
 	nodes   nodeCounter
-	rows    *rows.Feed
+	rows    *rows.Feed // the objects' rows, fed once attached
 
 	mu     sync.Mutex
 	status tui.Status
@@ -58,7 +58,7 @@ var errStarting = errors.New("the cluster is still starting")
 // newSource returns a source whose engine is still starting.
 func newSource(ctx context.Context) *engineSource {
 	return &engineSource{ctx: ctx, kube: make(chan tui.K8sEvent, kubeEventBuffer), ready: make(chan struct{}),
-		status: tui.Status{Etcd: "starting"}}
+		rows: rows.NewFeed(ctx), status: tui.Status{Etcd: "starting"}}
 }
 
 // newEngineSource returns a source on a started engine.
@@ -116,7 +116,6 @@ const kubeEventBuffer = 16384
 func (s *engineSource) watch() error {
 	f := informers.NewSharedInformerFactory(s.client, 0)
 	s.nodes = newNodeCounter(f)
-	s.rows = rows.NewFeed(s.ctx)
 	if err := rows.Watch(f, time.Now, nil, s.rows.Push); err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/source/rows"
+	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
 
@@ -68,7 +70,7 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 // ends the recording (nil when none).
 func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []manifest) (stop func(), err error) {
 	if path := os.Getenv(recordEnv); path != "" {
-		if stop, err = record(e.Hub, path); err != nil {
+		if stop, err = record(e.Hub, src.rows.Tee(ctx), path); err != nil {
 			return nil, err
 		}
 	}
@@ -83,8 +85,9 @@ func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []mani
 	return stop, nil
 }
 
-// record writes every event of hub to path as JSON lines until stop is called.
-func record(hub *trace.Hub, path string) (stop func(), err error) {
+// record writes every event of hub, and the objects' rows fed to feed
+// (nil for none), to path as JSON lines until stop is called.
+func record(hub *trace.Hub, feed *rows.Feed, path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("record events: %w", err)
@@ -93,7 +96,7 @@ func record(hub *trace.Hub, path string) (stop func(), err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		writeEvents(f, sub)
+		writeEvents(f, sub, feed)
 	}()
 	return func() {
 		flush(sub)
@@ -103,11 +106,30 @@ func record(hub *trace.Hub, path string) (stop func(), err error) {
 	}, nil
 }
 
-// writeEvents encodes the subscription's events until it is closed.
-func writeEvents(w io.Writer, sub *trace.Subscription) {
+// writeEvents encodes the subscription's events, and the rows of feed
+// (nil for none) as {"row": ...} lines, until the subscription is closed.
+func writeEvents(w io.Writer, sub *trace.Subscription, feed *rows.Feed) {
 	enc := json.NewEncoder(w)
-	for ev := range sub.C() {
-		if enc.Encode(ev) != nil {
+	var rowsC <-chan stages.Row
+	if feed != nil {
+		rowsC = feed.C()
+	}
+	for {
+		var err error
+		select {
+		case ev, ok := <-sub.C():
+			if !ok {
+				return
+			}
+			err = enc.Encode(ev)
+		case r, ok := <-rowsC:
+			if !ok {
+				rowsC = nil
+				continue
+			}
+			err = enc.Encode(stages.Record{Row: &r})
+		}
+		if err != nil {
 			return
 		}
 	}

@@ -17,6 +17,7 @@ type Feed struct {
 	order   []string
 	wake    chan struct{}
 	c       chan stages.Row
+	tees    []*Feed
 }
 
 // NewFeed returns a feed whose channel is closed when ctx ends.
@@ -34,11 +35,25 @@ func (f *Feed) Push(r stages.Row) {
 		f.order = append(f.order, key)
 	}
 	f.pending[key] = r
+	tees := f.tees
 	f.mu.Unlock()
+	for _, t := range tees {
+		t.Push(r)
+	}
 	select {
 	case f.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Tee returns a feed for a second reader (a recording): it receives every
+// row pushed to f from now on. Its channel is closed when ctx ends.
+func (f *Feed) Tee(ctx context.Context) *Feed {
+	t := NewFeed(ctx)
+	f.mu.Lock()
+	f.tees = append(f.tees, t)
+	f.mu.Unlock()
+	return t
 }
 
 // C returns the channel rows arrive on.

@@ -145,3 +145,35 @@ func TestFeed(t *testing.T) {
 	for range f.C() { // closed once ctx ends
 	}
 }
+
+func TestTarget(t *testing.T) {
+	t.Parallel()
+	rows := []stages.Row{
+		{Kind: stages.KindDeployment, Name: "web"},
+		{Kind: stages.KindReplicaSet, Name: "web-7d9f", Owner: "Deployment/web"},
+		{Kind: stages.KindPod, Name: "web-7d9f-x2", Owner: "ReplicaSet/web-7d9f"},
+		{Kind: stages.KindDeployment, Name: "webhook"},
+		{Kind: stages.KindReplicaSet, Name: "webhook-5c", Owner: "Deployment/webhook"},
+		{Kind: stages.KindPod, Name: "webhook-5c-a1", Owner: "ReplicaSet/webhook-5c"},
+		{Kind: stages.KindPod, Name: "web"},
+	}
+	for _, tc := range []struct {
+		kind, name string
+		want       []int
+	}{
+		{"", "", []int{0, 1, 2, 3, 4, 5, 6}},
+		{stages.KindDeployment, "web", []int{0, 1, 2}},
+		{stages.KindPod, "web", []int{6}},
+	} {
+		want := Target(tc.kind, tc.name)
+		var got []int
+		for i, r := range rows {
+			if want(r) {
+				got = append(got, i)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Target(%q, %q) picks %v, want %v", tc.kind, tc.name, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package rows
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,10 +16,10 @@ import (
 
 // Watch registers informers on f for every kind a lane shows and calls
 // emit with an object's row whenever it is added, changes or is deleted;
-// want, when not nil, picks the objects (by kind, namespace and name).
+// want, when not nil, picks the rows to send (Target's, for one object).
 // Start f afterwards. emit runs on the informers' goroutines and must not
 // block for long.
-func Watch(f informers.SharedInformerFactory, now func() time.Time, want func(kind, ns, name string) bool, emit func(stages.Row)) error {
+func Watch(f informers.SharedInformerFactory, now func() time.Time, want func(stages.Row) bool, emit func(stages.Row)) error {
 	send := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = d.Obj, true
@@ -32,7 +33,7 @@ func Watch(f informers.SharedInformerFactory, now func() time.Time, want func(ki
 			klog.ErrorS(err, "print row")
 			return
 		}
-		if !ok || (want != nil && !want(r.Kind, r.Namespace, r.Name)) {
+		if !ok || (want != nil && !want(r)) {
 			return
 		}
 		if deleted {
@@ -69,4 +70,31 @@ func sendChanged(old, obj any, send func(any, bool)) {
 		return
 	}
 	send(obj, false)
+}
+
+// Target picks the rows of one pod (kind Pod) or of one Deployment, its
+// ReplicaSets and their pods (kind Deployment), as `attach pod/NAME` and
+// `attach deploy/NAME` show them; kind "" picks every row. A Deployment's
+// pods are known by their ReplicaSet's name, which the Deployment
+// controller makes "<deployment>-<hash>".
+func Target(kind, name string) func(stages.Row) bool {
+	return func(r stages.Row) bool {
+		switch kind {
+		case "":
+			return true
+		case stages.KindPod:
+			return r.Kind == stages.KindPod && r.Name == name
+		case stages.KindDeployment:
+			switch r.Kind {
+			case stages.KindDeployment:
+				return r.Name == name
+			case stages.KindReplicaSet:
+				return r.Owner == stages.KindDeployment+"/"+name
+			case stages.KindPod:
+				rs, ok := strings.CutPrefix(r.Owner, stages.KindReplicaSet+"/")
+				return ok && strings.HasPrefix(rs, name+"-")
+			}
+		}
+		return false
+	}
 }
