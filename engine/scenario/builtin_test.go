@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
@@ -59,4 +64,63 @@ func TestBuiltinScenariosBehaveAsDocumented(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCrashLoopFixedBySetEnv follows crash-loop's hints by hand: the
+// previous container's log names the missing variable, and the patch
+// `kubectl set env deployment/worker QUEUE_ADDR=...` sends (a strategic
+// merge of the container's env) gets every worker Ready, its log saying
+// where it connects.
+func TestCrashLoopFixedBySetEnv(t *testing.T) {
+	s, err := scenario.Lookup("crash-loop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startFor(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := s.Prepare(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	c := e.AdminClient()
+	waitLog(ctx, t, c, true, "worker: QUEUE_ADDR is empty: no queue to connect to")
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"worker","env":[{"name":"QUEUE_ADDR","value":"queue.default.svc:5672"}]}]}}}}`
+	if _, err := c.AppsV1().Deployments("default").Patch(ctx, "worker", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		met, detail, err := s.Goal.Check(ctx, c)
+		if err == nil && met {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("after kubectl set env: %s %v", detail, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitLog(ctx, t, c, false, "worker: connecting to queue at queue.default.svc:5672")
+}
+
+// waitLog waits until a worker pod's log (its previous container's when
+// previous) has want, as kubectl logs [--previous] shows it.
+func waitLog(ctx context.Context, t *testing.T, c kubernetes.Interface, previous bool, want string) {
+	t.Helper()
+	var last string
+	for ctx.Err() == nil {
+		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=worker"})
+		if err != nil {
+			pods = &corev1.PodList{}
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			b, err := c.CoreV1().Pods("default").GetLogs(p.Name, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctx)
+			if last = string(b); err == nil && strings.Contains(last, want) {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no worker log has %q; last read: %q", want, last)
 }
