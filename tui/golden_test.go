@@ -141,7 +141,8 @@ func testLesson() *Lesson {
 		Story: "The batch job was submitted an hour ago and has not started. Nobody changed the nodes. Get pod batch Running.",
 		Goal:  "pod batch is Running and Ready",
 		Hints: []string{"Pending means no node was chosen. Read the scheduler's event.",
-			"FailedScheduling lists, per node, why it was left out.",
+			"FailedScheduling lists, per node, why it was left out: read it under Events in kubectl describe pod batch, " +
+				"then compare each node's allocatable cpu (kubectl describe node) with the pod's request.",
 			"Lower the pod's cpu request to what a node can give."},
 		Explanation: "The scheduler only binds a pod to a node whose allocatable resources cover its requests. " +
 			"No node had the cpu the pod asked for, so it stayed Pending with FailedScheduling: Insufficient cpu.",

@@ -111,8 +111,14 @@ func (o *lessonOverlay) view(m *Model, w, h int) []string {
 		return nil
 	}
 	var out []string
+	// para wraps s after prefix; the wrapped lines start under s's first
+	// character, so that a hint's number stands alone on its first line.
 	para := func(prefix, s string) {
-		for _, line := range strings.Split(ansi.Hardwrap(ansi.Wordwrap(strings.TrimSpace(s), w-len(prefix), ""), w-len(prefix), true), "\n") {
+		pw := ansi.StringWidth(prefix)
+		for i, line := range strings.Split(ansi.Hardwrap(ansi.Wordwrap(strings.TrimSpace(s), w-pw, ""), w-pw, true), "\n") {
+			if i > 0 {
+				prefix = strings.Repeat(" ", pw)
+			}
 			out = append(out, prefix+line)
 		}
 	}
