@@ -109,6 +109,22 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 	if c.Message != "" {
 		wrap("Message    ", c.Message)
 	}
+	if id == stages.Reconcile && l.DeniedReason != "" {
+		add("", pt.S(pBold, "A pod's create refused"))
+		by := l.DeniedBy
+		add("Reason     " + pt.S(pError, l.DeniedReason))
+		if by.Stage != "" {
+			who := string(by.Stage) + " · " + by.Component
+			if by.User != "" {
+				who += "   user " + by.User
+			}
+			if by.Verb != "" {
+				who += "   verb " + by.Verb + " pods"
+			}
+			wrap("Refused at ", who)
+		}
+		wrap("Message    ", l.DeniedMessage)
+	}
 	if id == stages.Schedule && c.Last.Scheduling != nil {
 		add("", pt.S(pBold, "Scheduling, last attempt"))
 		add(schedulingMatrix(m, c.Last.Scheduling, w)...)
@@ -195,16 +211,20 @@ func (m *Model) storedView(res detailResult, l *lanes.Lane, w int, now time.Time
 	}
 	if len(d.Events) > 0 {
 		out = append(out, "", pt.S(pBold, "Kubernetes events"))
-		for _, e := range d.Events {
+		ages, ageW := make([]string, len(d.Events)), 9
+		for i, e := range d.Events {
+			ages[i] = ago(now, e.LastSeen)
+			if e.Count > 1 {
+				ages[i] += fmt.Sprintf(" (x%d)", e.Count)
+			}
+			ageW = max(ageW, len(ages[i]))
+		}
+		for i, e := range d.Events {
 			p := pText
 			if e.Type == "Warning" {
 				p = pWarning
 			}
-			age := fmtAge(now.Sub(e.LastSeen))
-			if e.Count > 1 {
-				age += fmt.Sprintf(" (x%d)", e.Count)
-			}
-			line := fit(age, 9) + " " + pt.S(p, fit(e.Type, 7)) + " " + fit(e.Reason, 18) + " " + clip(e.Message, max(10, w-40))
+			line := fit(ages[i], ageW) + " " + pt.S(p, fit(e.Type, 7)) + " " + fit(e.Reason, 18) + " " + clip(e.Message, max(10, w-31-ageW))
 			out = append(out, "  "+line)
 		}
 	}

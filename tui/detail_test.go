@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -52,6 +53,28 @@ func TestSchedulingMatrixLabelsScoreColumnsDistinctly(t *testing.T) {
 			if ansi.StringWidth(l) > tt.width {
 				t.Errorf("width %d: line wider than the pane: %q", tt.width, l)
 			}
+		}
+	}
+}
+
+// Enter on an owner whose pod's create was refused shows the refusal in
+// full: who asked, with what verb, and the API server's whole 403.
+func TestDetailShowsARefusedCreate(t *testing.T) {
+	quota := `pods "shop-7d9c-x1" is forbidden: exceeded quota: compute-resources, requested: requests.cpu=500m, used: requests.cpu=1800m, limited: requests.cpu=2`
+	m := New(&FakeSource{}, Options{Now: func() time.Time { return at(5000) }})
+	m.Update(winSize(120, 40))
+	refused := stages.Event{Time: at(200), Namespace: "shop", Pod: "shop-7d9c-x1", Stage: stages.Admission, Status: stages.Failed,
+		Component: "kube-apiserver", User: "system:serviceaccount:kube-system:replicaset-controller", Verb: "create",
+		Reason: "Forbidden", Message: quota}
+	m.Fold(stages.Event{Time: at(0), Kind: stages.KindReplicaSet, Namespace: "shop", Pod: "shop-7d9c", Stage: stages.Persist, Status: stages.Succeeded},
+		stages.Event{Time: at(100), Namespace: "shop", Pod: "shop-7d9c-x1", Stage: stages.Authn, Status: stages.Succeeded},
+		refused)
+	press(m, "enter")
+	frame := ansi.Strip(m.Render())
+	for _, want := range []string{"A pod's create refused", "FailedCreate", "user system:serviceaccount:kube-system:replicaset-controller",
+		"verb create pods", "exceeded quota: compute-resources"} {
+		if !strings.Contains(strings.Join(strings.Fields(frame), " "), want) {
+			t.Errorf("the detail lacks %q:\n%s", want, frame)
 		}
 	}
 }

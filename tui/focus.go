@@ -20,8 +20,8 @@ func (m *Model) nextProblem() {
 		j := (m.sel + i) % len(rows)
 		if l := rows[j]; l.Failing() {
 			m.sel, m.detailTop = j, 0
-			if p := l.Problem(); p >= 0 {
-				m.stage = p
+			if f := l.Focus(); f >= 0 {
+				m.stage = f
 			}
 			m.clampScroll()
 			return

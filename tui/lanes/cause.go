@@ -29,10 +29,15 @@ func (l *Lane) Failing() bool {
 }
 
 // Focus returns the index of the stage a reader wants to see first: the
-// problem stage, else the latest stage in progress, else -1.
+// problem stage, else (for an owner whose pod's create was refused) its
+// reconcile stage, where the refusal is told, else the latest stage in
+// progress, else -1.
 func (l *Lane) Focus() int {
 	if p := l.Problem(); p >= 0 {
 		return p
+	}
+	if l.DeniedReason != "" {
+		return stages.Reconcile.Index()
 	}
 	latest := -1
 	for i := range stages.Lifecycle {

@@ -67,8 +67,10 @@ type Lane struct {
 	// has no row and no phase; its owner's row shows the refusal.
 	Denied bool
 	// DeniedReason and DeniedMessage, on an owner, are the latest refused
-	// create of one of its pods.
+	// create of one of its pods; DeniedBy is the API server's event that
+	// refused it (its stage, user, verb and the whole message).
 	DeniedReason, DeniedMessage string
+	DeniedBy                    stages.Event
 	// Pods and ReadyPods, on an owner, count its pods (refused, deleted
 	// and terminating ones left out) and those Running and ready.
 	Pods, ReadyPods int
@@ -281,9 +283,9 @@ func (s *Store) summarize() {
 		if l.Kind == stages.KindPod {
 			continue
 		}
-		dr, dm := s.deniedChild(l.Key())
+		dr, dm, by := s.deniedChild(l.Key())
 		if dr != l.DeniedReason || dm != l.DeniedMessage {
-			l.DeniedReason, l.DeniedMessage = dr, dm
+			l.DeniedReason, l.DeniedMessage, l.DeniedBy = dr, dm, by
 			l.Version++
 			s.Version++
 		}
@@ -305,8 +307,9 @@ func (s *Store) summarize() {
 }
 
 // deniedChild returns the reason and message of the latest refused create
-// among an owner's pods, when it is later than every pod it did create.
-func (s *Store) deniedChild(key string) (reason, message string) {
+// among an owner's pods, when it is later than every pod it did create,
+// and the event of the API stage that refused it.
+func (s *Store) deniedChild(key string) (reason, message string, by stages.Event) {
 	var latest, created time.Time
 	for _, k := range s.children[key] {
 		if k.Kind != stages.KindPod {
@@ -326,14 +329,14 @@ func (s *Store) deniedChild(key string) (reason, message string) {
 		}
 		for _, id := range apiStages {
 			if c := k.Cell(id); c.State == Failed && message == "" {
-				message = c.Message
+				message, by = c.Message, c.Last
 			}
 		}
 	}
 	if latest.Before(created) {
-		return "", ""
+		return "", "", stages.Event{}
 	}
-	return reason, message
+	return reason, message, by
 }
 
 func maxTime(a, b time.Time) time.Time {
