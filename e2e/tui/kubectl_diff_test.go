@@ -1,0 +1,195 @@
+package tuie2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/tmuxtest"
+)
+
+// mixedManifest has a pod of each kind of outcome a workshop shows: a
+// Deployment that runs, an image that does not exist, a crash loop, a
+// StatefulSet and a Job that completes.
+const mixedManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.27"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: typo}
+spec:
+  containers: [{name: app, image: "nginx:1.277"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: crash}
+spec:
+  containers: [{name: app, image: busybox, command: [sh, -c, "echo bye; exit 1"]}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: busybox, command: [sleep, "3600"]}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: once, image: busybox, command: [echo, done]}]
+`
+
+// cols is what one row says in the columns kubectl and podtrace share.
+type cols struct{ ready, status, restarts string }
+
+// TestScreenIsKubectl: what the lanes say of each object is what `kubectl
+// get` says at the same moment. The screen and kubectl are sampled
+// repeatedly while pods start, crash and back off; every row stable on
+// kubectl's side across a sample (before and after the screen is read)
+// must read the same READY, STATUS and RESTARTS on the screen.
+func TestScreenIsKubectl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	tmuxtest.Need(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "mixed.yaml")
+	if err := os.WriteFile(manifest, []byte(mixedManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	tm := startTerm(t, 200, 60, podtracebin.Path(t), "--data-dir", data, "-f", manifest)
+	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3"))
+	get := func() map[string]cols {
+		out := map[string]cols{}
+		for _, kind := range []string{"pods", "deployments", "statefulsets", "replicasets", "jobs"} {
+			cmd := exec.Command(kubectl, "--kubeconfig", filepath.Join(data, "kubeconfig"), "get", kind, "--no-headers")
+			b, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("kubectl get %s: %v", kind, err)
+			}
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if f := strings.Fields(l); len(f) >= 3 {
+					out[f[0]] = kubectlCols(kind, f)
+				}
+			}
+		}
+		return out
+	}
+	compared := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		before := get()
+		screen := tm.Screen()
+		after := get()
+		rows := screenRows(t, screen)
+		for name, want := range after {
+			if before[name] != want {
+				continue // changing while sampled
+			}
+			got, ok := rows[name]
+			if !ok {
+				continue // scrolled off, or not drawn yet
+			}
+			if got != want {
+				t.Errorf("%s: the screen says %+v, kubectl %+v\n%s", name, got, want, screen)
+			}
+			compared[name+" "+want.status+" "+want.ready] = true
+		}
+		time.Sleep(2 * time.Second)
+	}
+	for _, want := range []string{"typo ", "crash ", "db-1 ", "web "} {
+		found := false
+		for k := range compared {
+			found = found || strings.HasPrefix(k, want)
+		}
+		if !found {
+			t.Errorf("%q was never compared (compared: %v)", want, compared)
+		}
+	}
+	t.Logf("compared: %v", compared)
+	tm.Keys("q")
+	tm.WaitFor("podtrace to exit", 30*time.Second, tmuxtest.Has("podtrace exited 0"))
+}
+
+// kubectlCols reads one line of `kubectl get KIND --no-headers`.
+func kubectlCols(kind string, f []string) cols {
+	switch kind {
+	case "pods": // NAME READY STATUS RESTARTS AGE; RESTARTS may read "2 (5s ago)"
+		return cols{ready: f[1], status: f[2], restarts: f[3]}
+	case "replicasets": // NAME DESIRED CURRENT READY AGE
+		return cols{ready: f[3] + "/" + f[1]}
+	case "jobs": // NAME STATUS COMPLETIONS DURATION AGE
+		return cols{ready: f[2], status: f[1]}
+	}
+	return cols{ready: f[1]} // NAME READY ...
+}
+
+// screenRows reads the lanes' rows by the header's columns: for each
+// object's name, its READY, STATUS and RESTARTS (an owner's STATUS, "2/4
+// ready", is left out: kubectl has none).
+func screenRows(t *testing.T, screen string) map[string]cols {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	head := -1
+	for i, l := range lines {
+		if strings.Contains(l, " NAME ") && strings.Contains(l, " RESTARTS ") {
+			head = i
+			break
+		}
+	}
+	if head < 0 {
+		t.Fatalf("no lane header with READY, STATUS, RESTARTS at 200 columns:\n%s", screen)
+	}
+	h := lines[head]
+	at := func(col string) int { return utf8.RuneCountInString(h[:strings.Index(h, col)]) }
+	nameAt, readyAt, statusAt, restartsAt, ageAt := at(" NAME ")+1, at(" READY "), at(" STATUS "), at(" RESTARTS "), at(" AGE ")
+	field := func(r []rune, from, to int) string {
+		if from >= len(r) {
+			return ""
+		}
+		return strings.TrimSpace(string(r[from:min(to, len(r))]))
+	}
+	out := map[string]cols{}
+	for _, l := range lines[head+1:] {
+		l, _, _ = strings.Cut(l, "│") // the detail pane, when open beside
+		r := []rune(l)
+		if len(r) <= ageAt || strings.TrimSpace(l) == "" {
+			break
+		}
+		name := field(r, nameAt, readyAt)
+		name = name[strings.LastIndexAny(name, " /")+1:] // "▾ deploy/web" is web
+		c := cols{ready: field(r, readyAt, statusAt), status: field(r, statusAt, restartsAt), restarts: field(r, restartsAt, ageAt)}
+		if strings.HasSuffix(c.status, " ready") {
+			c.status = ""
+		}
+		out[name] = c
+	}
+	return out
+}
