@@ -327,8 +327,28 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	return row
 }
 
+// whole reports whether rows drawn at width show every name and every
+// cause (up to a roomy CAUSE column) without cutting them.
+func (p *podsPane) whole(rows []*lanes.Lane, width int) bool {
+	lay := p.layout(rows, width)
+	if lay.name < p.wants(rows, width).name || lay.cause == 0 {
+		return false
+	}
+	for _, l := range rows {
+		if text, _ := p.cause(l); min(ansi.StringWidth(text), roomyCause) > lay.cause {
+			return false
+		}
+	}
+	return true
+}
+
 // layout sizes the columns for rows at width.
 func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
+	return newLaneLayout(width, p.wants(rows, width))
+}
+
+// wants is how wide the rows would like the columns at width.
+func (p *podsPane) wants(rows []*lanes.Lane, width int) laneWants {
 	var want laneWants
 	multiNS := false
 	for _, l := range rows {
@@ -354,7 +374,7 @@ func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
 	if !multiNS {
 		want.ns = 0
 	}
-	return newLaneLayout(width, want)
+	return want
 }
 
 // prefix is what precedes a lane's name: its depth in the tree and its kind.

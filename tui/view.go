@@ -27,8 +27,15 @@ const noteTTL = 6 * time.Second
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// wideDetail reports whether the pods screen has room for the detail at its right.
-func (m *Model) wideDetail() bool { return m.screen == screenPods && m.c.Width >= 160 }
+// wideDetail reports whether the pods screen has room for the detail at its
+// right: from 160 columns, and only while the lanes beside it still show
+// every name and cause whole (else enter shows the detail over them).
+func (m *Model) wideDetail() bool {
+	return m.screen == screenPods && m.c.Width >= 160 && m.pods.whole(m.store.Rows(), m.c.Width-detailWidth(m.c.Width)-1)
+}
+
+// detailWidth is the width of the detail beside the lanes at width.
+func detailWidth(width int) int { return min(72, width/3) }
 
 // splitEvents reports whether the pods screen has room for an events strip below.
 func (m *Model) splitEvents() bool { return m.c.Height >= 36 }
@@ -89,7 +96,7 @@ func (m *Model) podsScreen(w, h int, now time.Time) []string {
 	lw := w
 	dw := 0
 	if m.wideDetail() {
-		dw = min(72, w/3)
+		dw = detailWidth(w)
 		lw = w - dw - 1
 	}
 	laneH, evH := m.split()
@@ -146,7 +153,7 @@ func (m *Model) warningLine(w int, now time.Time) string {
 	if e == nil {
 		return ""
 	}
-	age := fmtAge(now.Sub(e.time))
+	age := ago(now, e.time)
 	if e.count > 1 {
 		age += " (x" + itoa(e.count) + ")"
 	}
