@@ -7,6 +7,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/podtrace/podtrace/themes"
 )
@@ -183,15 +184,21 @@ func pad2(n int) string {
 	return strconv.Itoa(n)
 }
 
-// fmtAge renders how long ago something happened, as kubectl does: 5s, 3m, 2h.
+// fmtAge renders a duration in whole units as kubectl's short form
+// (duration.ShortHumanDuration): 5s, 3m, 2h, 4d; never negative.
 func fmtAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
+	return duration.ShortHumanDuration(max(d, 0))
+}
+
+// ago renders how long before now t was, as kubectl prints an Event's
+// LAST SEEN and an object's AGE (duration.HumanDuration: 45s, 3m20s, 2h):
+// "0s" for a time after now (another machine's clock ahead of ours),
+// kubectl's "<unknown>" for no time at all.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
 	}
-	return strconv.Itoa(int(d/time.Hour)) + "h"
+	return duration.HumanDuration(max(now.Sub(t), 0))
 }
 
 // fmtSpeed renders a speed: 1×, 4×, 0.5×.

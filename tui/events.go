@@ -199,7 +199,7 @@ func (m *Model) eventLines(lines []*logEntry, cur, w int, now time.Time) []strin
 	ages := make([]string, len(lines))
 	ageW, reasonW, objW := len("LAST SEEN"), len("REASON"), len("OBJECT")
 	for i, e := range lines {
-		ages[i] = fmtAge(now.Sub(e.time))
+		ages[i] = ago(now, e.time)
 		if e.count > 1 {
 			ages[i] += " (x" + strconv.Itoa(e.count) + ")"
 		}
@@ -255,8 +255,8 @@ func (o *eventOverlay) view(m *Model, w, h int) []string {
 	}
 	out = append(out,
 		"Count       "+strconv.Itoa(e.count),
-		"First seen  "+e.first.Format(layout)+" ("+fmtAge(now.Sub(e.first))+" ago)",
-		"Last seen   "+e.time.Format(layout)+" ("+fmtAge(now.Sub(e.time))+" ago)",
+		"First seen  "+e.first.Format(layout)+" ("+ago(now, e.first)+" ago)",
+		"Last seen   "+e.time.Format(layout)+" ("+ago(now, e.time)+" ago)",
 		"Message")
 	for _, l := range strings.Split(ansi.Hardwrap(ansi.Wordwrap(e.message, w-2, ""), w-2, true), "\n") {
 		out = append(out, "  "+l)

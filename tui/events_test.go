@@ -145,3 +145,74 @@ func TestEventsOrderWarningsFirstAndCursor(t *testing.T) {
 		t.Fatal("a key does not close the Event")
 	}
 }
+
+// Ages read as kubectl prints them (HumanDuration), never negative, and
+// "<unknown>" for no time at all.
+func TestAgeText(t *testing.T) {
+	now := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		t    time.Time
+		want string
+	}{
+		{"just now", now, "0s"},
+		{"seconds", now.Add(-45 * time.Second), "45s"},
+		{"under two minutes, in seconds", now.Add(-95 * time.Second), "95s"},
+		{"minutes and seconds", now.Add(-(3*time.Minute + 20*time.Second)), "3m20s"},
+		{"minutes", now.Add(-25 * time.Minute), "25m"},
+		{"hours and minutes", now.Add(-(4*time.Hour + 5*time.Minute)), "4h5m"},
+		{"days", now.Add(-50 * time.Hour), "2d2h"},
+		{"another machine's clock ahead", now.Add(24 * time.Second), "0s"},
+		{"no time", time.Time{}, "<unknown>"},
+	} {
+		if got := ago(now, tc.t); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	for d, want := range map[time.Duration]string{-3 * time.Second: "0s", 59 * time.Second: "59s", 3 * time.Minute: "3m",
+		23 * time.Hour: "23h", 49 * time.Hour: "2d"} {
+		if got := fmtAge(d); got != want {
+			t.Errorf("fmtAge(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// Attached to a real cluster (a Source on the wall clock, without clock
+// controls), the stage events that arrive first are its history: ages are
+// counted from the wall clock, not from the newest of them, so an Event 6 s
+// old reads 6s (not -24s when the newest stage was 30 s old), an Event a
+// few seconds ahead (the cluster's clock) 0s, an Event with no time
+// <unknown>.
+func TestAgesOnAnAttachedClusterFollowTheWallClock(t *testing.T) {
+	wall := t0.Add(time.Hour)
+	src := kubeSource{FakeSource: &FakeSource{C: make(chan stages.Event, 10)}, K: make(chan K8sEvent, 10)}
+	m := New(src, Options{Now: func() time.Time { return wall }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	src.C <- stages.Event{Time: wall.Add(-30 * time.Second), Namespace: "shop", Pod: "web-1", Stage: stages.Pull,
+		Status: stages.Succeeded, Reason: "Pulled"}
+	for i, ev := range []struct {
+		reason string
+		last   time.Time
+	}{{"Scheduled", time.Time{}}, {"Pulled", wall.Add(-6 * time.Second)}, {"Started", wall.Add(4 * time.Second)}} {
+		src.K <- K8sEvent{Namespace: "shop", Name: "web-1." + itoa(i), Object: "pod/web-1", Type: "Normal",
+			Reason: ev.reason, Message: ev.reason + " message", Count: 1, LastSeen: ev.last}
+	}
+	m.Update(frameMsg(wall))
+	s := ansi.Strip(m.Render())
+	for reason, want := range map[string]string{"Scheduled": "<unknown>", "Pulled": "6s", "Started": "0s"} {
+		if got := lastSeenOf(s, reason); got != want {
+			t.Errorf("LAST SEEN of %s: %q, want %q:\n%s", reason, got, want, s)
+		}
+	}
+}
+
+// lastSeenOf is the LAST SEEN of the events pane's line of reason.
+func lastSeenOf(frame, reason string) string {
+	for _, l := range strings.Split(frame, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[1] == "Normal" && f[2] == reason {
+			return f[0]
+		}
+	}
+	return ""
+}

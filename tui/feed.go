@@ -84,17 +84,22 @@ func (m *Model) onFrame() {
 	m.clampScroll()
 }
 
-// engineNow estimates the Source's clock from the latest event time, the
-// wall time since, and (on a replay's clock) its pause and speed.
+// engineNow is the Source's clock. A Source on real time (a live
+// cluster, or one without clock controls: a real cluster attached to)
+// stamps its events with the wall clock, so its now is the wall clock's,
+// whatever events it reported last (an attached cluster's history would
+// otherwise put now at its latest event, and newer Events in the future).
+// A replay's clock is estimated from the latest event time, the wall time
+// since, its pause and its speed.
 func (m *Model) engineNow() time.Time {
-	if m.anchorEng.IsZero() {
+	if m.anchorEng.IsZero() || m.realTime || m.src.Clock() == nil {
 		return m.c.Now()
 	}
-	if m.paused && !m.realTime {
+	if m.paused {
 		return m.anchorEng
 	}
 	sp := m.speed
-	if sp <= 0 || m.realTime {
+	if sp <= 0 {
 		sp = 1
 	}
 	return m.anchorEng.Add(time.Duration(float64(m.c.Now().Sub(m.anchorWal)) * sp))
