@@ -1,13 +1,16 @@
-// Package outcome judges where pods stand, for runs that end when every pod
-// is Ready (or Succeeded) or has failed: `podtrace run --headless` and
-// scenario checks.
+// Package outcome judges where the objects of a run stand, for runs that
+// end when every workload is done or one has failed (`podtrace run
+// --headless`): workloads as kubectl rollout status and kubectl wait judge
+// them, pods by their phase, conditions and waiting reasons.
 package outcome
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -56,36 +59,27 @@ func Pod(p *corev1.Pod) (State, string) {
 	return Pending, ""
 }
 
-// Summary judges a set of pods against how many are expected.
+// Target is one object of a run's manifests that the run waits for (its
+// kind is Watched).
+type Target struct {
+	Kind, Namespace, Name string
+	// Live is the object as the cluster has it now; nil while it does not exist.
+	Live *unstructured.Unstructured
+}
+
+// String names the target as `statefulset default/web`.
+func (t Target) String() string {
+	return strings.ToLower(t.Kind) + " " + t.Namespace + "/" + t.Name
+}
+
+// Summary sums up a run's targets.
 type Summary struct {
 	Done, Failed, Pending int
-	Reasons               []string // why pods failed
+	Reasons               []string // why targets failed
+	Waiting               []string // what pending targets wait for
 }
 
-// Judge sums up pods; Finished reports whether nothing is left pending.
-func Judge(pods []corev1.Pod, expected int) Summary {
-	var s Summary
-	for i := range pods {
-		if pods[i].DeletionTimestamp != nil {
-			continue
-		}
-		switch st, why := Pod(&pods[i]); st {
-		case Done:
-			s.Done++
-		case Failed:
-			s.Failed++
-			s.Reasons = append(s.Reasons, why)
-		default:
-			s.Pending++
-		}
-	}
-	if missing := expected - s.Done - s.Failed - s.Pending; missing > 0 {
-		s.Pending += missing
-	}
-	return s
-}
-
-// Finished reports whether every expected pod is done or failed.
+// Finished reports whether every target is done or failed.
 func (s Summary) Finished() bool { return s.Pending == 0 }
 
 // Settle is how long a pod must stay Ready, with no container restarting,
@@ -94,8 +88,9 @@ func (s Summary) Finished() bool { return s.Pending == 0 }
 // user means.
 const Settle = 5 * time.Second
 
-// Tracker judges pods over time: a Ready pod counts as Done only once it has
-// been Ready, with no container restart, for Settle.
+// Tracker judges a run's targets over time: a target is done once
+// Workload says so and every Ready pod of it has been Ready, with no
+// container restart, for the settle period.
 type Tracker struct {
 	settle time.Duration
 	seen   map[types.UID]settling
@@ -112,30 +107,73 @@ func NewTracker(settle time.Duration) *Tracker {
 	return &Tracker{settle: settle, seen: map[types.UID]settling{}}
 }
 
-// Judge is the package's Judge, except that a Ready pod is Pending until
-// it has settled at now.
-func (t *Tracker) Judge(pods []corev1.Pod, expected int, now time.Time) Summary {
-	judged := make([]corev1.Pod, 0, len(pods))
-	var unsettled int
-	for i := range pods {
-		p := &pods[i]
-		st, why := Pod(p)
-		restarts := restartCount(p)
-		s, ok := t.seen[p.UID]
-		ready := st == Done && why == "Ready"
-		if !ok || s.restarts != restarts || s.ready != ready {
-			s = settling{restarts: restarts, since: now, ready: ready}
-			t.seen[p.UID] = s
+// Judge sums up targets at now; pods are the pods of their namespaces. A
+// target fails when Workload says it failed or when one of its pods is
+// stuck (Pod says Failed; a failed pod of a Job only counts through the
+// Job's own Failed condition, since the Job replaces it).
+func (t *Tracker) Judge(targets []Target, pods []corev1.Pod, now time.Time) Summary {
+	var s Summary
+	for _, tg := range targets {
+		switch st, why := t.target(tg, pods, now); st {
+		case Done:
+			s.Done++
+		case Failed:
+			s.Failed++
+			s.Reasons = append(s.Reasons, why)
+		default:
+			s.Pending++
+			s.Waiting = append(s.Waiting, why)
 		}
-		if ready && now.Sub(s.since) < t.settle && p.DeletionTimestamp == nil {
-			unsettled++
+	}
+	return s
+}
+
+// target judges one target and its pods.
+func (t *Tracker) target(tg Target, pods []corev1.Pod, now time.Time) (State, string) {
+	if tg.Live == nil {
+		return Pending, tg.String() + ": not created yet"
+	}
+	st, why := Workload(tg.Live)
+	if st == Failed {
+		return st, why
+	}
+	owned, err := podsOf(tg.Live, pods)
+	if err != nil {
+		return Failed, fmt.Sprintf("%s: %v", tg, err)
+	}
+	isJob := tg.Live.GroupVersionKind().GroupKind() == jobKind
+	unsettled := ""
+	for _, p := range owned {
+		if p.DeletionTimestamp != nil {
 			continue
 		}
-		judged = append(judged, *p)
+		pst, pwhy := Pod(p)
+		if pst == Failed && !(isJob && p.Status.Phase == corev1.PodFailed) {
+			return Failed, pwhy
+		}
+		if !t.settled(p, pst == Done && pwhy == "Ready", now) && unsettled == "" {
+			unsettled = fmt.Sprintf("pod %s/%s: Ready for less than %s", p.Namespace, p.Name, t.settle)
+		}
 	}
-	sum := Judge(judged, expected-unsettled)
-	sum.Pending += unsettled
-	return sum
+	if st == Done && unsettled != "" {
+		return Pending, unsettled
+	}
+	if st == Pending {
+		why = tg.String() + ": " + why
+	}
+	return st, why
+}
+
+// settled records p and reports whether it is not Ready or has been
+// Ready, with its restart count unchanged, for the settle period at now.
+func (t *Tracker) settled(p *corev1.Pod, ready bool, now time.Time) bool {
+	restarts := restartCount(p)
+	s, ok := t.seen[p.UID]
+	if !ok || s.restarts != restarts || s.ready != ready {
+		s = settling{restarts: restarts, since: now, ready: ready}
+		t.seen[p.UID] = s
+	}
+	return !ready || now.Sub(s.since) >= t.settle
 }
 
 func restartCount(p *corev1.Pod) int32 {

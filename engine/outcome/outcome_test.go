@@ -34,22 +34,18 @@ func TestPod(t *testing.T) {
 			t.Errorf("%s: %v %q, want %v %q", tt.name, got, why, tt.want, tt.why)
 		}
 	}
-	if s := Judge(nil, 2); s.Finished() || s.Pending != 2 {
-		t.Errorf("missing pods must count as pending: %+v", s)
-	}
 }
 
 func TestTrackerCountsAPodReadyOnlyOnceItSettles(t *testing.T) {
-	ready := func(restarts int32) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: "u"},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
-				ContainerStatuses: []corev1.ContainerStatus{{Name: "c", RestartCount: restarts}}}}
+	ready := func(restarts int32) Target {
+		p := pod("p", corev1.PodRunning, true, restarts, "")
+		return Target{Kind: "Pod", Namespace: "default", Name: "p", Live: live(t, &p)}
 	}
 	start := time.Unix(1000, 0)
 	tr := NewTracker(5 * time.Second)
 	steps := []struct {
 		at       time.Duration
-		pod      corev1.Pod
+		pod      Target
 		finished bool
 	}{
 		{0, ready(0), false},
@@ -60,15 +56,14 @@ func TestTrackerCountsAPodReadyOnlyOnceItSettles(t *testing.T) {
 		{11 * time.Second, ready(1), true},
 	}
 	for _, s := range steps {
-		got := tr.Judge([]corev1.Pod{s.pod}, 1, start.Add(s.at))
+		got := tr.Judge([]Target{s.pod}, nil, start.Add(s.at))
 		if got.Finished() != s.finished || (s.finished && got.Done != 1) {
 			t.Errorf("at %s: %+v, want finished=%v", s.at, got, s.finished)
 		}
 	}
-	crash := ready(3)
-	crash.Status.Conditions = nil
-	crash.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}
-	if got := tr.Judge([]corev1.Pod{crash}, 1, start.Add(20*time.Second)); got.Failed != 1 || !strings.Contains(got.Reasons[0], "CrashLoopBackOff") {
+	crash := pod("p", corev1.PodRunning, false, 3, "CrashLoopBackOff")
+	got := tr.Judge([]Target{{Kind: "Pod", Namespace: "default", Name: "p", Live: live(t, &crash)}}, nil, start.Add(20*time.Second))
+	if got.Failed != 1 || !strings.Contains(got.Reasons[0], "CrashLoopBackOff") {
 		t.Errorf("crash loop: %+v", got)
 	}
 }
