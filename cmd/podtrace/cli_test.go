@@ -70,6 +70,12 @@ func TestVersionAndCompletion(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "podtrace ") {
 		t.Errorf("version: %q", stdout.String())
 	}
+	// --version prints the same and starts no cluster (that would take
+	// seconds and print nothing like it).
+	var flagOut, flagErr bytes.Buffer
+	if code := execute(context.Background(), []string{"--version"}, &flagOut, &flagErr); code != 0 || flagOut.String() != stdout.String() || flagErr.Len() != 0 {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q; want %q", code, flagOut.String(), flagErr.String(), stdout.String())
+	}
 }
 
 // TestCommandLineErrors: one line on stderr, exit 1, for mistakes cobra

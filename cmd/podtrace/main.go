@@ -70,6 +70,7 @@ cluster and opens the UI (flags as for 'podtrace run').`
   podtrace attach deploy/web --context prod -n shop`
 	root.Args = cobra.NoArgs
 	root.SilenceErrors, root.SilenceUsage = true, true
+	setVersion(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
 	})
