@@ -23,6 +23,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/engine/attach"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/source/rows"
@@ -138,21 +139,16 @@ func (s *engineSource) watch() error {
 	return nil
 }
 
-// kubeEvent is ev as the events pane shows it.
+// kubeEvent is ev as the events pane shows it, with kubectl's times and
+// count whichever recorder wrote it (legacy first/lastTimestamp and count,
+// or events.k8s.io/v1's eventTime and series).
 func kubeEvent(ev *corev1.Event) tui.K8sEvent {
-	last := ev.LastTimestamp.Time
-	if last.IsZero() {
-		last = ev.EventTime.Time
-	}
-	if last.IsZero() {
-		last = ev.FirstTimestamp.Time
-	}
 	src := ev.Source.Component
 	if src == "" {
 		src = ev.ReportingController
 	}
-	return tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: src, Message: ev.Message, Count: int(ev.Count),
-		LastSeen: last, FirstSeen: ev.FirstTimestamp.Time, Namespace: ev.Namespace, Name: ev.Name,
+	return tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: src, Message: ev.Message, Count: attach.EventCount(ev),
+		LastSeen: attach.EventTime(ev), FirstSeen: attach.EventFirstTime(ev), Namespace: ev.Namespace, Name: ev.Name,
 		Object: strings.ToLower(ev.InvolvedObject.Kind) + "/" + ev.InvolvedObject.Name}
 }
 

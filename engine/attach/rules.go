@@ -158,30 +158,6 @@ var startFailure = regexp.MustCompile(`(?i)containerd task|OCI runtime|start con
 // scaledRS reads the ReplicaSet name from the Deployment controller's message.
 var scaledRS = regexp.MustCompile(`^Scaled (?:up|down) replica set (\S+) from \d+ to \d+$`)
 
-// eventTime is when a core/v1 Event last happened.
-func eventTime(ev *v1.Event) time.Time {
-	switch {
-	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
-		return ev.Series.LastObservedTime.Time
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	}
-	return ev.FirstTimestamp.Time
-}
-
-// eventCount is how many times the Event has happened.
-func eventCount(ev *v1.Event) int {
-	if ev.Series != nil && ev.Series.Count > 0 {
-		return int(ev.Series.Count)
-	}
-	if ev.Count > 0 {
-		return int(ev.Count)
-	}
-	return 1
-}
-
 // eventItems maps one core/v1 Event to the stage events it proves, by the
 // upstream reasons: Scheduled and FailedScheduling (schedule, bind),
 // FailedCreatePodSandBox (sandbox, cni), Pulling, Pulled, Failed, BackOff
@@ -190,9 +166,9 @@ func eventCount(ev *v1.Event) int {
 // and ScalingReplicaSet on ReplicaSet and Deployment lanes.
 func eventItems(ev *v1.Event) []item {
 	io := ev.InvolvedObject
-	n := eventCount(ev)
+	n := EventCount(ev)
 	e := stages.Event{Kind: io.Kind, Namespace: io.Namespace, Pod: io.Name, UID: string(io.UID),
-		Time: eventTime(ev), Reason: ev.Reason, Message: ev.Message, Node: ev.Source.Host, Attempt: n}
+		Time: EventTime(ev), Reason: ev.Reason, Message: ev.Message, Node: ev.Source.Host, Attempt: n}
 	if m := containerField.FindStringSubmatch(io.FieldPath); m != nil {
 		e.Container = m[1]
 	}
