@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -243,12 +242,5 @@ func (s *attachSource) Status() tui.Status {
 
 // PodDetail reads the pod and its Events from the cluster.
 func (s *attachSource) PodDetail(namespace, name string) (tui.PodDetail, error) {
-	return podDetail(s.ctx, s.client, namespace, name, func(evs []corev1.Event) []tui.K8sEvent {
-		items := make([]tui.K8sEvent, 0, len(evs))
-		for i := range evs {
-			items = append(items, kubeEvent(&evs[i]))
-		}
-		sort.SliceStable(items, func(i, j int) bool { return items[i].LastSeen.Before(items[j].LastSeen) })
-		return items
-	})
+	return podDetail(s.ctx, s.client, namespace, name)
 }

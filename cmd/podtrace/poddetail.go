@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -14,11 +14,10 @@ import (
 
 // podDetail reads a pod and builds what the detail pane shows of it: phase,
 // node, IP, controlling owner, conditions, its Kubernetes Events and the
-// stored object as YAML (without managedFields). events turns the pod's
-// listed Events into the pane's, in order; it is not called when the list
-// fails, and Events is then empty.
-func podDetail(ctx context.Context, client kubernetes.Interface, namespace, name string,
-	events func([]corev1.Event) []tui.K8sEvent) (tui.PodDetail, error) {
+// stored object as YAML (without managedFields). Its Events read as
+// kubectl reads them (attach's times and counts), oldest first; when they
+// cannot be listed, Events is empty.
+func podDetail(ctx context.Context, client kubernetes.Interface, namespace, name string) (tui.PodDetail, error) {
 	c := client.CoreV1()
 	p, err := c.Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -35,7 +34,11 @@ func podDetail(ctx context.Context, client kubernetes.Interface, namespace, name
 	evs, err := c.Events(namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(p.UID)).String()})
 	if err == nil {
-		d.Events = events(evs.Items)
+		for i := range evs.Items {
+			d.Events = append(d.Events, kubeEvent(&evs.Items[i]))
+		}
+		// kubectl's order: by when each was last seen.
+		sort.SliceStable(d.Events, func(i, j int) bool { return d.Events[i].LastSeen.Before(d.Events[j].LastSeen) })
 	}
 	p.ManagedFields = nil
 	if y, err := yaml.Marshal(p); err == nil {

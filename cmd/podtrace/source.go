@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -298,15 +297,7 @@ func (s *engineSource) PodDetail(namespace, name string) (tui.PodDetail, error) 
 	if s.engine() == nil {
 		return tui.PodDetail{}, errStarting
 	}
-	return podDetail(s.ctx, s.client, namespace, name, func(evs []corev1.Event) []tui.K8sEvent {
-		sort.Slice(evs, func(i, j int) bool { return evs[i].LastTimestamp.Before(&evs[j].LastTimestamp) })
-		var out []tui.K8sEvent
-		for _, ev := range evs {
-			out = append(out, tui.K8sEvent{Type: ev.Type, Reason: ev.Reason, Source: ev.Source.Component,
-				Message: ev.Message, Count: int(ev.Count), LastSeen: ev.LastTimestamp.Time})
-		}
-		return out
-	})
+	return podDetail(s.ctx, s.client, namespace, name)
 }
 
 // Faults returns the engine's fault controls; nil while it starts.
