@@ -26,6 +26,7 @@ import (
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/engine/upstream"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -79,12 +80,17 @@ type Engine struct {
 	// Nodes are the kubelets and CRIHooks their interposers, by node.
 	Nodes    []*node.Node
 	CRIHooks []*crihooks.Hooks
+	// DNS is the cluster's DNS server (CoreDNS, engine/upstream), nil
+	// where it cannot run; NoClusterDNS then says why.
+	DNS          *upstream.CoreDNS
+	NoClusterDNS error
 
 	speed           atomic.Uint64 // math.Float64bits of the runtime speed
 	cancel          context.CancelFunc
 	restoreMemLimit func()
 	sims            []*crisim.Runtime // the nodes' simulated runtimes, saved on Close
 	podCIDRs        map[string]string // each node's pod range, by name
+	dnsServers      []string          // the kubelets' clusterDNS
 }
 
 // Start brings the whole cluster up; it stops when ctx ends or Close is called.
@@ -120,7 +126,18 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.ControlPlane = cp
-	if err := e.startNodes(ctx, cfg); err != nil {
+	// CoreDNS starts while the kubelets do: they need only its address.
+	dns := make(chan error, 1)
+	if e.dnsServers = e.clusterDNS(cfg); e.dnsServers != nil {
+		go func() { dns <- e.startCoreDNS(ctx) }()
+	} else {
+		dns <- nil
+	}
+	err = e.startNodes(ctx, cfg)
+	if dnsErr := <-dns; err == nil {
+		err = dnsErr
+	}
+	if err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -154,6 +171,9 @@ func (e *Engine) Close() error {
 	}
 	e.cancel()
 	defer e.restoreMemLimit()
+	if e.DNS != nil {
+		e.DNS.Stop() // before kube-apiserver, which its watches would miss
+	}
 	for _, s := range e.sims {
 		_ = s.Shutdown(context.Background()) // saves the records a restart on the data dir finds
 	}

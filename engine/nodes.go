@@ -78,7 +78,8 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
 		default:
 			h, sim, err := crihooks.NewSim(e.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
-				Speed: e.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json")})
+				Speed: e.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json"),
+				Dir: filepath.Join(e.DataDir, "runtime", n.Name)})
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
@@ -112,7 +113,8 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
 				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
 				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent,
-				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil})
+				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil,
+				ClusterDNS: e.dnsServers})
 			return err
 		})
 	}

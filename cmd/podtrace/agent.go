@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +45,7 @@ CRI interposer.`,
 	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` instead of its own registry")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
+	fs.StringSliceVar(&o.clusterDNS, "cluster-dns", nil, "the cluster's DNS Service `IP`s, given to pods as their nameservers (the kubelets' clusterDNS; default none: pods keep the host's resolvers)")
 	return c
 }
 
@@ -52,6 +54,7 @@ type agentOptions struct {
 	kube                            *genericclioptions.ConfigFlags
 	nodes, prefix, runtime, dataDir string
 	mirror                          string
+	clusterDNS                      []string
 	seed                            int64
 	events                          bool
 }
@@ -61,6 +64,11 @@ func agentRun(ctx context.Context, o agentOptions) error {
 	specs, err := agentNodes(o.nodes, o.prefix)
 	if err != nil {
 		return err
+	}
+	for _, ip := range o.clusterDNS {
+		if net.ParseIP(ip) == nil {
+			return fmt.Errorf("--cluster-dns %q: want IP addresses", ip)
+		}
 	}
 	// The containerd hooks are the engine's; the agent takes them over.
 	cf := clusterFlags{runtime: o.runtime, mirror: o.mirror}
@@ -94,7 +102,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		go func() { defer close(done); writeEvents(os.Stdout, sub, nil) }()
 	}
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Hub: hub, Seed: o.seed,
-		Containerd: hooks.Containerd, DataDir: dir})
+		Containerd: hooks.Containerd, DataDir: dir, ClusterDNS: o.clusterDNS})
 	if err != nil {
 		return err
 	}

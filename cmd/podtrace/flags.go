@@ -161,6 +161,9 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		}
 		return nil, nil, err
 	}
+	if e.NoClusterDNS != nil {
+		fmt.Fprintf(os.Stderr, "podtrace: %v\n", e.NoClusterDNS) // logged too
+	}
 	for _, f := range c.faults {
 		e.Tracer.Faults.Add(f)
 	}

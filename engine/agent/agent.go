@@ -56,6 +56,10 @@ type Config struct {
 	// Containerd, when set, runs each node's real kubelet on
 	// real containers: a containerd of the node's own (its CRI plugin).
 	Containerd *crictrd.Host
+	// ClusterDNS are the addresses of the joined cluster's DNS Service,
+	// the kubelets' clusterDNS; none leaves pods the host's resolvers (the
+	// joined cluster's DNS is not podtrace's to know).
+	ClusterDNS []string
 }
 
 // Agent is a set of running node agents.
@@ -134,7 +138,8 @@ func (a *Agent) startNodes(ctx context.Context) error {
 		} else {
 			var sim *crisim.Runtime
 			var err error
-			if h, sim, err = crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i)}); err != nil {
+			if h, sim, err = crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i),
+				Dir: filepath.Join(a.cfg.DataDir, "runtime", n.Name)}); err != nil {
 				return fmt.Errorf("agent: node %s: %w", n.Name, err)
 			}
 			sims = append(sims, sim)
@@ -152,7 +157,7 @@ func (a *Agent) startNodes(ctx context.Context) error {
 		}
 		nd, err := node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(a.cfg.DataDir, "kubelet", n.Name), KubeConfig: a.rc,
 			Runtime: h.Runtime(), Images: h.Images(), ServingCert: cert, Tracker: h.Tracker, OnEvent: h.OnEvent,
-			RealContainers: a.cfg.Containerd != nil})
+			RealContainers: a.cfg.Containerd != nil, ClusterDNS: a.cfg.ClusterDNS})
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}

@@ -1,11 +1,13 @@
 // Package logs keeps component and library logs (klog from every upstream
-// component and client-go, the API server's etcd client) off the terminal:
+// component and client-go, the API server's etcd client, the standard
+// library's logger) off the terminal:
 // they go to a file, or nowhere.
 package logs
 
 import (
 	"flag"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 
@@ -26,8 +28,10 @@ func ToFile(path string) (func() error, error) {
 	return f.Close, nil
 }
 
-// To sends klog's output to w; io.Discard silences it.
+// To sends klog's output to w; io.Discard silences it. The standard
+// library's logger goes there too: CoreDNS and caddy log through it.
 func To(w io.Writer) {
+	log.SetOutput(w)
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	_ = fs.Set("logtostderr", "false")

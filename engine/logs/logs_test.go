@@ -3,6 +3,7 @@ package logs
 import (
 	"bytes"
 	"io"
+	"log"
 	"strings"
 	"testing"
 
@@ -17,8 +18,9 @@ func TestEachLineOnce(t *testing.T) {
 	klog.Info("an info line")
 	klog.Warning("a warning line")
 	klog.Error("an error line")
+	log.Print("[ERROR] plugin/errors: a line of CoreDNS's") // the standard library's logger
 	klog.Flush()
-	for _, line := range []string{"an info line", "a warning line", "an error line"} {
+	for _, line := range []string{"an info line", "a warning line", "an error line", "a line of CoreDNS's"} {
 		if n := strings.Count(buf.String(), line); n != 1 {
 			t.Errorf("%q written %d times, want once:\n%s", line, n, buf.String())
 		}

@@ -13,6 +13,9 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 )
 
+// ClusterDomain is the cluster's DNS domain (the kubelets' clusterDomain).
+const ClusterDomain = "cluster.local"
+
 // kubeletServer returns the kubelet's flags and configuration for one node,
 // as kubemark's GetHollowKubeletConfig builds them (pkg/kubemark), with
 // podtrace's differences: the server listens on addr and port
@@ -64,8 +67,8 @@ func kubeletServer(cfg Config, addr string, port int) (*kubeletoptions.KubeletSe
 	if c.MaxPods == 0 {
 		c.MaxPods = 110
 	}
-	c.ClusterDNS = []string{}
-	c.ClusterDomain = "cluster.local"
+	c.ClusterDNS = append([]string{}, cfg.ClusterDNS...)
+	c.ClusterDomain = ClusterDomain
 	c.ImageGCHighThresholdPercent = 90
 	c.ImageGCLowThresholdPercent = 80
 	c.ProviderID = "podtrace://" + cfg.Spec.Name

@@ -88,6 +88,11 @@ type Config struct {
 	// NodeIP, when set, is the node's InternalIP (a local address); else
 	// the kubelet finds the host's own.
 	NodeIP net.IP
+	// ClusterDNS are the addresses of the cluster's DNS server, which the
+	// kubelet writes into the resolv.conf of pods with dnsPolicy
+	// ClusterFirst (its clusterDNS); none leaves them the node's resolvers
+	// and records MissingClusterDNS on each of them.
+	ClusterDNS []string
 	// RealContainers says the runtime runs real containers (containerd):
 	// the kubelet then makes the pod directories the runtime writes into
 	// (logs) on the real file system, and garbage-collects dead containers

@@ -37,7 +37,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	ref := model.Normalize(image)
 	sec := cfg.GetLinux().GetSecurityContext()
 	var mounts []proc.Mount
-	for _, m := range cfg.GetMounts() {
+	cm := cfg.GetMounts()
+	if m := r.resolvMount(sandboxID, cfg); m != nil {
+		cm = append(cm[:len(cm):len(cm)], m)
+	}
+	for _, m := range cm {
 		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
 	}
 	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Name: cfg.GetMetadata().GetName(),

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -47,6 +49,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
 		return "", status.Error(codes.Unknown, NetworkSetupError(id, err).Error())
 	}
+	if err := r.writeResolvConf(id, cfg.GetDnsConfig()); err != nil {
+		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
+		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
+		return "", status.Error(codes.Unknown, fmt.Sprintf("failed to setup sandbox files: %v", err))
+	}
 	sb := &sandbox{id: id, config: cfg, created: time.Now(), ip: ip, ready: true}
 	sb.serving = r.serve(sb)
 	r.mu.Lock()
@@ -89,6 +96,9 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 	}
 	if err := r.rt.RemovePodSandbox(ctx, id); err != nil {
 		return criError(err)
+	}
+	if path := r.resolvPath(id); path != "" {
+		_ = os.RemoveAll(filepath.Dir(path))
 	}
 	r.mu.Lock()
 	delete(r.sandboxes, id)

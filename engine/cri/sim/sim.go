@@ -78,6 +78,10 @@ type Config struct {
 	// sandboxes and containers across restarts, as containerd keeps its
 	// metadata (see Save).
 	StateFile string
+	// Dir, when set, is where the runtime keeps each sandbox's files (its
+	// resolv.conf), as containerd keeps them in its state directory;
+	// without one, containers get no /etc/resolv.conf.
+	Dir string
 }
 
 // Runtime is one node's simulated CRI runtime.

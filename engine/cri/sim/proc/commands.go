@@ -75,6 +75,10 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		})
 	case "grep":
 		return c.grep(hc, rest)
+	case "nslookup":
+		return c.nslookup(ctx, hc, rest)
+	case "getent":
+		return c.getent(ctx, hc, rest)
 	case "ls":
 		return c.ls(hc, rest)
 	case "env", "printenv":
