@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/engine/outcome"
-	"github.com/podtrace/podtrace/engine/trace"
 )
 
 // Exit codes of `run --headless`.
@@ -104,7 +102,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 	defer cancel()
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
-	go printEvents(sub) // engine.Start returned with every node Ready
+	go writeEvents(os.Stdout, sub, nil) // engine.Start returned with every node Ready
 	applier, err := apply.New(e.AdminConfig())
 	if err != nil {
 		return err
@@ -142,17 +140,6 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 			return &exitError{code: exitPodFailed, err: fmt.Errorf("%d of %d workloads failed: %s", s.Failed, s.Done+s.Failed, strings.Join(s.Reasons, "; "))}
 		}
 		return nil
-	}
-}
-
-// printEvents writes each of sub's stage events to stdout, one JSON object
-// a line, until sub is closed.
-func printEvents(sub *trace.Subscription) {
-	enc := json.NewEncoder(os.Stdout)
-	for ev := range sub.C() {
-		if enc.Encode(ev) != nil {
-			return
-		}
 	}
 }
 

@@ -189,7 +189,7 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	fmt.Fprintf(os.Stderr, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
-	go printEvents(sub) // engine.Start returned with every node Ready
+	go writeEvents(os.Stdout, sub, nil) // engine.Start returned with every node Ready
 	if err := s.Prepare(ctx, e); err != nil {
 		return err
 	}
