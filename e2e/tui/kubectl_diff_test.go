@@ -65,10 +65,11 @@ spec:
 type cols struct{ ready, status, restarts string }
 
 // TestScreenIsKubectl: what the lanes say of each object is what `kubectl
-// get` says at the same moment. The screen and kubectl are sampled
+// get` says at the same moment, in the embedded cluster's UI and in
+// `attach -A` to that cluster. The screens and kubectl are sampled
 // repeatedly while pods start, crash and back off; every row stable on
-// kubectl's side across a sample (before and after the screen is read)
-// must read the same READY, STATUS and RESTARTS on the screen.
+// kubectl's side across a sample (before and after the screens are read)
+// must read the same READY, STATUS and RESTARTS on both screens.
 func TestScreenIsKubectl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
@@ -86,10 +87,14 @@ func TestScreenIsKubectl(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	tm := startTerm(t, 200, 60, podtracebin.Path(t), "--data-dir", data, "-f", manifest)
 	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3"))
+	kubeconfig := filepath.Join(data, "kubeconfig")
+	attached := startTerm(t, 200, 60, podtracebin.Path(t), "attach", "-A", "--kubeconfig", kubeconfig)
+	attached.WaitFor("attach's header", time.Minute, tmuxtest.Has("cluster podtrace"))
+	screens := map[string]*term{"embedded": tm, "attach -A": attached}
 	get := func() map[string]cols {
 		out := map[string]cols{}
 		for _, kind := range []string{"pods", "deployments", "statefulsets", "replicasets", "jobs"} {
-			cmd := exec.Command(kubectl, "--kubeconfig", filepath.Join(data, "kubeconfig"), "get", kind, "--no-headers")
+			cmd := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", kind, "--no-headers")
 			b, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("kubectl get %s: %v", kind, err)
@@ -106,34 +111,42 @@ func TestScreenIsKubectl(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		before := get()
-		screen := tm.Screen()
+		shown := map[string]string{}
+		for which, term := range screens {
+			shown[which] = term.Screen()
+		}
 		after := get()
-		rows := screenRows(t, screen)
-		for name, want := range after {
-			if before[name] != want {
-				continue // changing while sampled
+		for which, screen := range shown {
+			rows := screenRows(t, screen)
+			for name, want := range after {
+				if before[name] != want {
+					continue // changing while sampled
+				}
+				got, ok := rows[name]
+				if !ok {
+					continue // scrolled off, or not drawn yet
+				}
+				if got != want {
+					t.Errorf("%s: %s says %+v, kubectl %+v\n%s", name, which, got, want, screen)
+				}
+				compared[which+": "+name+" "+want.status+" "+want.ready] = true
 			}
-			got, ok := rows[name]
-			if !ok {
-				continue // scrolled off, or not drawn yet
-			}
-			if got != want {
-				t.Errorf("%s: the screen says %+v, kubectl %+v\n%s", name, got, want, screen)
-			}
-			compared[name+" "+want.status+" "+want.ready] = true
 		}
 		time.Sleep(2 * time.Second)
 	}
-	for _, want := range []string{"typo ", "crash ", "db-1 ", "web "} {
-		found := false
-		for k := range compared {
-			found = found || strings.HasPrefix(k, want)
-		}
-		if !found {
-			t.Errorf("%q was never compared (compared: %v)", want, compared)
+	for which := range screens {
+		for _, want := range []string{"typo ", "crash ", "db-1 ", "web "} {
+			found := false
+			for k := range compared {
+				found = found || strings.HasPrefix(k, which+": "+want)
+			}
+			if !found {
+				t.Errorf("%s: %q was never compared (compared: %v)", which, want, compared)
+			}
 		}
 	}
 	t.Logf("compared: %v", compared)
+	attached.Keys("q")
 	tm.Keys("q")
 	tm.WaitFor("podtrace to exit", 30*time.Second, tmuxtest.Has("podtrace exited 0"))
 }
