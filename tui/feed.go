@@ -9,13 +9,7 @@ import (
 // Fold applies events directly; the frame loop uses it, and so can tests and
 // benchmarks that build a model without a running program. The selection
 // stays on the same lane when rows come or go.
-func (m *Model) Fold(evs ...stages.Event) {
-	prev := m.selected()
-	for _, e := range evs {
-		m.fold(e)
-	}
-	m.keepSelection(prev)
-}
+func (m *Model) Fold(evs ...stages.Event) { keepingSelection(m, evs, m.fold) }
 
 func (m *Model) fold(e stages.Event) {
 	m.store.Fold(e)
@@ -23,10 +17,13 @@ func (m *Model) fold(e stages.Event) {
 }
 
 // Apply takes objects' rows directly, as Fold takes events.
-func (m *Model) Apply(rows ...stages.Row) {
+func (m *Model) Apply(rows ...stages.Row) { keepingSelection(m, rows, m.apply) }
+
+// keepingSelection hands f each of vs, keeping the selection on its lane.
+func keepingSelection[T any](m *Model, vs []T, f func(T)) {
 	prev := m.selected()
-	for _, r := range rows {
-		m.apply(r)
+	for _, v := range vs {
+		f(v)
 	}
 	m.keepSelection(prev)
 }
