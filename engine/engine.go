@@ -65,6 +65,12 @@ type Config struct {
 	// seams (no API or scheduling stages, faults or breakpoints there): the
 	// baseline that measures what the seams cost.
 	PlainControlPlane bool
+	// Untraced runs every component without podtrace's seams: the control
+	// plane as PlainControlPlane does, and each kubelet straight on its
+	// runtime, with no CRI interposer (CRIHooks is empty): no stage events,
+	// faults or breakpoints anywhere. The baseline that measures what
+	// tracing costs a pod.
+	Untraced bool
 	// MemoryLimit is the Go runtime's soft memory limit in bytes while the
 	// engine runs (the process's, so set once per process): 0 means
 	// DefaultMemoryLimit, negative leaves it alone; GOMEMLIMIT, when set,
@@ -110,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		names[i] = n.Name
 	}
 	controlPlaneTracer := e.Tracer
-	if cfg.PlainControlPlane {
+	if cfg.PlainControlPlane || cfg.Untraced {
 		controlPlaneTracer = nil
 	}
 	users := make([]identity.User, len(names))

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	internalapi "k8s.io/cri-api/pkg/apis"
+	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
 	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
@@ -61,6 +62,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	ipam := e.AdminConfig()
 	ipam.UserAgent = "podtrace-node-ipam/" + version.Kubernetes
 	assignPodCIDRs(ctx, kubernetes.NewForConfigOrDie(ipam), e.podCIDRs)
+	runtimes := make([]CRI, len(cfg.Nodes))
 	for i, n := range cfg.Nodes {
 		var hooks *crihooks.Hooks
 		switch {
@@ -69,28 +71,43 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			if err != nil {
 				return err
 			}
-			hooks = crihooks.New(e.Tracer, n.Name, cn.Runtime, cn.Images)
+			runtimes[i] = CRI{Runtime: cn.Runtime, Images: cn.Images}
 		case cfg.NewCRI != nil:
 			rt, err := cfg.NewCRI(n, e, cfg.Seed+int64(i))
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
-			hooks = crihooks.New(e.Tracer, n.Name, rt.Runtime, rt.Images)
+			runtimes[i] = rt
 		default:
-			h, sim, err := crihooks.NewSim(e.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
+			simCfg := crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
 				Speed: e.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json"),
-				Dir: filepath.Join(e.DataDir, "runtime", n.Name)})
+				Dir: filepath.Join(e.DataDir, "runtime", n.Name)}
+			var sim *crisim.Runtime
+			var err error
+			if cfg.Untraced {
+				sim, err = crisim.New(simCfg)
+			} else {
+				hooks, sim, err = crihooks.NewSim(e.Tracer, simCfg)
+			}
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			sims = append(sims, sim)
 			go wait.UntilWithContext(ctx, func(ctx context.Context) { _ = sim.Save(ctx) }, 2*time.Second)
-			hooks = h
+			runtimes[i] = CRI{Runtime: sim, Images: sim}
+		}
+		if hooks == nil && !cfg.Untraced {
+			hooks = crihooks.New(e.Tracer, n.Name, runtimes[i].Runtime, runtimes[i].Images)
+		}
+		if hooks != nil {
+			runtimes[i] = CRI{Runtime: hooks.Runtime(), Images: hooks.Images()}
 		}
 		e.CRIHooks[i] = hooks
 	}
+	if cfg.Untraced {
+		e.CRIHooks = nil
+	}
 	for i, n := range cfg.Nodes {
-		hooks := e.CRIHooks[i]
 		g.Go(func() error {
 			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
 			if err != nil {
@@ -111,8 +128,8 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 				return err
 			}
 			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
-				KubeConfig: kc, Runtime: hooks.Runtime(), Images: hooks.Images(), ServingCert: cert,
-				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: hooks.Tracker, OnEvent: hooks.OnEvent,
+				KubeConfig: kc, Runtime: runtimes[i].Runtime, Images: runtimes[i].Images, ServingCert: cert,
+				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: e.tracker(i), OnEvent: e.onEvent(i),
 				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil,
 				ClusterDNS: e.dnsServers})
 			return err
@@ -122,10 +139,28 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 		return err
 	}
 	e.sims = sims
-	if len(sims) > 0 {
+	if len(sims) > 0 && !cfg.Untraced {
 		go crihooks.RecheckOnFaults(ctx, e.Tracer, sims)
 	}
 	return e.waitNodesReady(ctx, len(cfg.Nodes))
+}
+
+// tracker is node i's seam in its kubelet's pod startup latency tracker
+// (nil without an interposer).
+func (e *Engine) tracker(i int) func(kubeletutil.PodStartupLatencyTracker) kubeletutil.PodStartupLatencyTracker {
+	if i >= len(e.CRIHooks) {
+		return nil
+	}
+	return e.CRIHooks[i].Tracker
+}
+
+// onEvent is node i's seam watching its kubelet's Events (nil without an
+// interposer).
+func (e *Engine) onEvent(i int) func(*v1.Event) {
+	if i >= len(e.CRIHooks) {
+		return nil
+	}
+	return e.CRIHooks[i].OnEvent
 }
 
 // pluginHandler is the interposer of node, which answers its containerd's
