@@ -141,7 +141,7 @@ func TestScreenIsKubectl(t *testing.T) {
 				found = found || strings.HasPrefix(k, which+": "+want)
 			}
 			if !found {
-				t.Errorf("%s: %q was never compared (compared: %v)", which, want, compared)
+				t.Errorf("%s: %q was never compared (compared: %v)\n%s", which, want, compared, screens[which].Screen())
 			}
 		}
 	}
@@ -196,8 +196,13 @@ func screenRows(t *testing.T, screen string) map[string]cols {
 		if len(r) <= ageAt || strings.TrimSpace(l) == "" {
 			break
 		}
-		name := field(r, nameAt, readyAt)
-		name = name[strings.LastIndexAny(name, " /")+1:] // "▾ deploy/web" is web
+		name := "" // the first word of NAME (NODE may follow), past the tree's ▾ and deploy/
+		for _, f := range strings.Fields(field(r, nameAt, readyAt)) {
+			if f != "▾" {
+				name = f[strings.LastIndex(f, "/")+1:]
+				break
+			}
+		}
 		c := cols{ready: field(r, readyAt, statusAt), status: field(r, statusAt, restartsAt), restarts: field(r, restartsAt, ageAt)}
 		if strings.HasSuffix(c.status, " ready") {
 			c.status = ""

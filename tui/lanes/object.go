@@ -40,8 +40,8 @@ func (s *Store) Apply(r stages.Row) {
 	for _, id := range r.Done {
 		closeCell(l.Cell(id), r.Time)
 	}
-	if l.Kind == stages.KindPod && slices.Contains(r.Done, stages.Ready) {
-		// A Ready pod has no current problem on its way up.
+	if l.Kind == stages.KindPod && (slices.Contains(r.Done, stages.Ready) || r.Phase == "Succeeded") {
+		// A Ready or completed pod has no current problem on its way up.
 		for i := range stages.Lifecycle {
 			closeCell(&l.Cells[i], r.Time)
 		}

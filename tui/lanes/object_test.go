@@ -97,3 +97,20 @@ func TestApplyNewAndDeleted(t *testing.T) {
 		t.Error("a deletion of an object never seen made a lane")
 	}
 }
+
+// A completed pod (a Job's) has no cause: its ready stage never comes.
+func TestApplyCompletedPod(t *testing.T) {
+	t.Parallel()
+	s := New()
+	ready := ev("", "once-x", stages.Ready, stages.Retrying, time.Second)
+	ready.Reason = "PodCompleted"
+	s.Fold(ev("", "once-x", stages.Start, stages.Succeeded, 0))
+	s.Fold(ready)
+	s.Apply(row(stages.KindPod, "once-x", 2*time.Second, func(r *stages.Row) {
+		r.Status, r.Ready, r.Phase = "Completed", "0/1", "Succeeded"
+		r.Done = []stages.ID{stages.Persist, stages.Start}
+	}))
+	if l := s.Get(LaneKey(stages.KindPod, "default", "once-x")); l.Failing() || l.Status != "Completed" {
+		t.Errorf("completed pod: %q failing=%v", l.Status, l.Failing())
+	}
+}
