@@ -274,7 +274,7 @@ func (m *Model) onClick(ms tea.Mouse) {
 		lw = m.c.Width - min(72, m.c.Width/3) - 1
 	}
 	lay := m.pods.layout(m.store.Rows(), lw)
-	if ms.X >= lay.left && ms.X < lay.left+len(stages.Lifecycle)*lay.cell {
+	if lay.cells() > 0 && ms.X >= lay.left && ms.X < lay.left+lay.cells()*lay.cell {
 		m.stage = min(len(stages.Lifecycle)-1, (ms.X-lay.left)/lay.cell)
 	}
 	m.detailTop = 0

@@ -287,7 +287,7 @@ func TestFrameDrainsSourceInOneBatch(t *testing.T) {
 }
 
 func TestMouseWheelAndThemeAndQuit(t *testing.T) {
-	m, _, _ := fixture(80, 24, "dark")
+	m, _, _ := fixture(120, 40, "dark")
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	if selectedName(m) != "web-7d9c5b8f4-8mzq1" {
 		t.Fatalf("wheel down selected %s", selectedName(m))
@@ -297,7 +297,7 @@ func TestMouseWheelAndThemeAndQuit(t *testing.T) {
 		t.Fatalf("wheel up selected %s", selectedName(m))
 	}
 	// A click on the fifth lane's pull cell selects both.
-	lay := m.pods.layout(m.store.Rows(), 80)
+	lay := m.pods.layout(m.store.Rows(), 120)
 	m.Update(tea.MouseClickMsg{X: lay.left + 10*lay.cell + 1, Y: 3 + 4, Button: tea.MouseLeft})
 	if selectedName(m) != "web-7d9c5b8f4-qv4tn" || m.selectedStage() != stages.Pull {
 		t.Fatalf("click selected %s at %s", selectedName(m), m.selectedStage())

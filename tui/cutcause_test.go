@@ -149,7 +149,7 @@ func TestCutCauseNeverExceedsTheWidth(t *testing.T) {
 // to pull".
 func TestRowCauseNamesTheImage(t *testing.T) {
 	m, _, _ := fixture(80, 24, "dark")
-	row := rowOf(m.Render(), "web…mzq1")
+	row := rowOf(m.Render(), "web-7d9c5b8f4-8mzq1")
 	if !strings.Contains(row, `"nginx:1.277"`) {
 		t.Errorf("the row of the pod that cannot pull does not name its image: %q", row)
 	}

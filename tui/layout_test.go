@@ -34,6 +34,38 @@ func TestStatusWholeAt80(t *testing.T) {
 	}
 }
 
+// At 80x24 (and under 110 columns) NAME, STATUS and CAUSE win over the
+// stage cells: names are whole, and one STAGE column shows the stage in
+// trouble, or the selected one once the cursor moves along the lane.
+func TestNameStatusAndCauseWinAt80(t *testing.T) {
+	for _, w := range []int{80, 100} {
+		m, _, _ := fixture(w, 24, "dark")
+		s := ansi.Strip(m.Render())
+		for name, want := range map[string][]string{
+			"web-7d9c5b8f4-8mzq1": {"ImagePullBackOff  ↻3 pull ", `"nginx:1.277": not found`},
+			"web-7d9c5b8f4-qv4tn": {"ContainerCreating ⏸ sandbox ", "held before sandbox"},
+			"batch":               {"Pending           ↻2 schedule ", "1 Insufficient cpu"},
+		} {
+			for _, want := range want {
+				if row := rowOf(s, name); !strings.Contains(row, want) {
+					t.Errorf("%d columns: row of %s is %q, want it to hold %q", w, name, row, want)
+				}
+			}
+		}
+		if strings.Contains(s, " au az ad ") {
+			t.Errorf("%d columns still draw every stage cell:\n%s", w, s)
+		}
+		press(m, "j", "j", "j", "j", "l", "l", "l", "l", "l", "l", "l", "l")
+		if row := rowOf(ansi.Strip(m.Render()), "web-7d9c5b8f4-qv4tn"); !strings.Contains(row, "⏸ sandbox") {
+			t.Errorf("%d columns: the selected sandbox stage is not in STAGE: %q", w, row)
+		}
+		press(m, "l")
+		if row := rowOf(ansi.Strip(m.Render()), "web-7d9c5b8f4-qv4tn"); !strings.Contains(row, " cni ") {
+			t.Errorf("%d columns: moving right does not move STAGE to cni: %q", w, row)
+		}
+	}
+}
+
 // Rows from several namespaces (attach -A) get a NAMESPACE column.
 func TestNamespaceColumnAcrossNamespaces(t *testing.T) {
 	m, _, _ := fixture(120, 40, "dark")

@@ -124,7 +124,10 @@ func (p *podsPane) header(lay laneLayout) string {
 	if lay.restarts > 0 {
 		b.WriteString(fit("RESTARTS", lay.restarts) + " " + fit("AGE", lay.age) + " ")
 	}
-	for _, id := range stages.Lifecycle {
+	if lay.stage > 0 {
+		b.WriteString(fit("STAGE", lay.stage-1) + " ")
+	}
+	for _, id := range stages.Lifecycle[:lay.cells()] {
 		label := string(id)
 		if len(label) > lay.cell-1 {
 			label = medNames[id]
@@ -198,8 +201,10 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 		b.WriteString(fit(restarts, lay.restarts) + " " + pt.S(pMuted, fit(age, lay.age)) + " ")
 	}
 	text, paint := p.cause(l)
-	stop := len(stages.Lifecycle)
-	if ansi.StringWidth(text) > lay.cause {
+	stop := lay.cells()
+	if lay.stage > 0 {
+		p.stageCell(&b, l, sel, now)
+	} else if ansi.StringWidth(text) > lay.cause {
 		// Too long for CAUSE: start it after the last reached cell (the
 		// cells after it say nothing yet), and after the selected one.
 		j := max(lastReached(l), sel) + 1
@@ -209,7 +214,7 @@ func (p *podsPane) row(l *lanes.Lane, lay laneLayout, sel int, now time.Time) st
 	}
 	p.cells(&b, l, lay, sel, stop, now)
 	if text != "" {
-		avail := (len(stages.Lifecycle)-stop)*lay.cell + lay.cause
+		avail := (lay.cells()-stop)*lay.cell + lay.cause
 		if reason, msg := l.Cause(); reason != "" && msg != "" && ansi.StringWidth(text) > avail {
 			text = msg // the message's words say more than the reason's
 		}
@@ -309,17 +314,7 @@ func lastReached(l *lanes.Lane) int {
 func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel, stop int, now time.Time) {
 	pt := &p.c.Paint
 	for i := range stages.Lifecycle[:stop] {
-		c := &l.Cells[i]
-		if i == startIndex && c.Attempt > 0 {
-			// The start cell counts restarts, as kubectl's RESTARTS does.
-			cp := *c
-			cp.Attempt = l.Restarts()
-			c = &cp
-		}
-		sym, rest, paint := p.cellParts(c, lay.cell-1, now)
-		if p.hidden[i] && l.Cells[i].State == lanes.NotReached {
-			sym, rest, paint = p.c.Theme.Symbols.Unobservable, "", pMuted
-		}
+		sym, rest, paint := p.cellAt(l, i, lay.cell-1, now)
 		rest = fit(rest, lay.cell-2) // symbols are one cell wide (themes tests it)
 		if i == sel {
 			paint = pSelCell
@@ -330,6 +325,45 @@ func (p *podsPane) cells(b *strings.Builder, l *lanes.Lane, lay laneLayout, sel,
 		b.WriteString(pt.close[paint])
 		b.WriteByte(' ')
 	}
+}
+
+// cellAt is the symbol, text and paint of the lane's i-th stage cell in w
+// cells.
+func (p *podsPane) cellAt(l *lanes.Lane, i, w int, now time.Time) (string, string, int) {
+	c := &l.Cells[i]
+	if i == startIndex && c.Attempt > 0 {
+		// The start cell counts restarts, as kubectl's RESTARTS does.
+		cp := *c
+		cp.Attempt = l.Restarts()
+		c = &cp
+	}
+	if p.hidden[i] && c.State == lanes.NotReached {
+		return p.c.Theme.Symbols.Unobservable, "", pMuted
+	}
+	return p.cellParts(c, w, now)
+}
+
+// stageCell draws the STAGE column of a compact row: the selected stage,
+// else the one in trouble, else the last one reached, as its cell's
+// symbol (and retry count) and its name.
+func (p *podsPane) stageCell(b *strings.Builder, l *lanes.Lane, sel int, now time.Time) {
+	i := sel
+	if i < 0 {
+		i = l.Problem()
+	}
+	if i < 0 {
+		i = lastReached(l)
+	}
+	if i < 0 {
+		b.WriteString(p.c.Paint.S(pPending, fit(p.c.Theme.Symbols.Pending, stageColumn-1)) + " ")
+		return
+	}
+	sym, rest, paint := p.cellAt(l, i, 2, now)
+	if i == sel {
+		paint = pSelCell
+	}
+	b.WriteString(p.c.Paint.S(paint, fit(sym+rest+" "+string(stages.Lifecycle[i]), stageColumn-1)))
+	b.WriteByte(' ')
 }
 
 // startIndex is the start stage's index in stages.Lifecycle.

@@ -18,11 +18,36 @@ type laneLayout struct {
 	// READY before STATUS, RESTARTS and AGE after it, as kubectl prints
 	// them (0: none, on terminals under objectColumnsWidth).
 	ready, restarts, age int
+	// stage is the STAGE column's width, its separator included, on
+	// terminals under compactWidth: one stage in place of every cell
+	// (cell is then 0).
+	stage int
 }
+
+// compactWidth is the terminal width below which one STAGE column (the
+// selected stage, else the one in trouble, else the last reached) takes
+// the place of the fifteen stage cells: NAME, STATUS and CAUSE win.
+const compactWidth = 110
+
+// stageColumn is the STAGE column's width, its separator included: a
+// symbol, a retry count and the longest stage name ("↻3 admission").
+const stageColumn = 1 + 1 + 1 + len("admission") + 1
+
+// minCompactCause is what CAUSE keeps before names yield, under compactWidth.
+const minCompactCause = 20
 
 // objectColumnsWidth is the terminal width from which the rows also show
 // kubectl's READY, RESTARTS and AGE columns.
 const objectColumnsWidth = 130
+
+// cells is how many stage cells a row draws: every stage, or none when
+// one STAGE column stands in for them.
+func (l laneLayout) cells() int {
+	if l.stage > 0 {
+		return 0
+	}
+	return len(stages.Lifecycle)
+}
 
 // objectColumns is the width READY, RESTARTS and AGE take, separators included.
 func (l laneLayout) objectColumns() int {
@@ -37,8 +62,8 @@ func (l laneLayout) objectColumns() int {
 
 // laneWants is how wide the rows would like the columns: the longest
 // namespace (0 when all rows share one), name (with its tree prefix) and
-// status, and what the longest cause lacks after its unreached cells.
-type laneWants struct{ ns, name, status, cause int }
+// status.
+type laneWants struct{ ns, name, status int }
 
 // Column bounds: STATUS (its separator included) holds ContainerCreating
 // whole when there is room; on wide terminals CAUSE keeps at least minCause
@@ -62,16 +87,17 @@ const (
 //
 // STATUS is whole down to 80 columns: names yield first.
 //
-// Below 110 columns there is no room for a CAUSE column beside whole names:
-// a row's cause then also runs over its unreached cells, and names yield (down
-// to minStatusName) what the longest cause still lacks (want.cause).
+// Under compactWidth one STAGE column replaces the cells (newCompactLayout).
 //
 // When the rows span namespaces (attach -A), a NAMESPACE column (want.ns
 // wide, at most 20) comes first.
 func newLaneLayout(width int, want laneWants) laneLayout {
+	if width < compactWidth {
+		return newCompactLayout(width, want)
+	}
 	n := len(stages.Lifecycle)
 	l := laneLayout{width: width, cell: 3}
-	wantName, wantCause := max(want.name, minName), want.cause
+	wantName := max(want.name, minName)
 	l.status = min(max(want.status+1, len("STATUS")+1), maxStatus)
 	if want.ns > 0 {
 		l.ns = min(max(want.ns, len("NAMESPACE")), 20)
@@ -94,12 +120,7 @@ func newLaneLayout(width int, want laneWants) laneLayout {
 		l.cell = min(maxCellWide, l.cell+spare/n)
 	}
 	room := width - n*l.cell - fixed // for NAME, NODE and CAUSE
-	l.name = min(wantName, room)
-	if width < 110 {
-		l.name = max(min(wantName, room-wantCause), min(minStatusName, room, wantName))
-	} else {
-		l.name = max(min(wantName, room-minCause), min(minName, room))
-	}
+	l.name = max(min(wantName, room-minCause), min(minName, room))
 	l.cause = room - l.name
 	if l.cause >= 12+1+minCause { // a NODE column fits too
 		l.node = 12
@@ -112,11 +133,35 @@ func newLaneLayout(width int, want laneWants) laneLayout {
 	return l
 }
 
+// newCompactLayout sizes the columns under compactWidth: NAMESPACE (when
+// the rows span several), NAME, STATUS, one STAGE column and CAUSE. Names
+// are whole while CAUSE keeps minCompactCause cells; STATUS is whole
+// while names keep minStatusName.
+func newCompactLayout(width int, want laneWants) laneLayout {
+	l := laneLayout{width: width, stage: stageColumn}
+	if want.ns > 0 {
+		l.ns = min(max(want.ns, len("NAMESPACE")), 20)
+	}
+	fixed := 2 + 1 + l.stage // cursor, the separator after NAME, STAGE
+	if l.ns > 0 {
+		fixed += l.ns + 1
+	}
+	l.status = min(max(want.status+1, len("STATUS")+1), maxStatus)
+	l.status = max(len("STATUS")+1, min(l.status, width-fixed-minStatusName))
+	fixed += l.status
+	room := width - fixed // for NAME and CAUSE
+	wantName := max(want.name, minName)
+	l.name = max(min(wantName, room-minCompactCause), min(minStatusName, room, wantName))
+	l.cause = max(0, room-l.name)
+	l.left = fixed - l.stage + l.name
+	return l
+}
+
 // whole reports whether rows drawn at width show every name and every
 // cause (up to a roomy CAUSE column) without cutting them.
 func (p *podsPane) whole(rows []*lanes.Lane, width int) bool {
 	lay := p.layout(rows, width)
-	if lay.name < p.wants(rows, width).name || lay.cause == 0 {
+	if lay.name < p.wants(rows).name || lay.cause == 0 {
 		return false
 	}
 	for _, l := range rows {
@@ -129,11 +174,11 @@ func (p *podsPane) whole(rows []*lanes.Lane, width int) bool {
 
 // layout sizes the columns for rows at width.
 func (p *podsPane) layout(rows []*lanes.Lane, width int) laneLayout {
-	return newLaneLayout(width, p.wants(rows, width))
+	return newLaneLayout(width, p.wants(rows))
 }
 
 // wants is how wide the rows would like the columns at width.
-func (p *podsPane) wants(rows []*lanes.Lane, width int) laneWants {
+func (p *podsPane) wants(rows []*lanes.Lane) laneWants {
 	var want laneWants
 	multiNS := false
 	for _, l := range rows {
@@ -141,11 +186,6 @@ func (p *podsPane) wants(rows []*lanes.Lane, width int) laneWants {
 			multiNS = true
 		}
 		want.ns = max(want.ns, len(l.Namespace))
-		if width < 110 && l.Failing() {
-			// What its cause lacks after its unreached cells.
-			_, msg := l.Cause()
-			want.cause = max(want.cause, len(msg)-(len(stages.Lifecycle)-lastReached(l)-1)*3)
-		}
 		w := l.Depth + len(l.Name) // symbols are one cell wide (themes tests it)
 		switch l.Kind {
 		case stages.KindDeployment:
