@@ -234,6 +234,8 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, cfg Config) error {
 		ca := cp.PKI.Path(pki.CACertFile)
 		ec.ServerTLS = etcd.TLSFiles{CAFile: ca, CertFile: cp.PKI.Path(pki.EtcdServerCertFile), KeyFile: cp.PKI.Path(pki.EtcdServerKeyFile)}
 		ec.ClientTLS = etcd.TLSFiles{CAFile: ca, CertFile: cp.PKI.Path(pki.EtcdClientCertFile), KeyFile: cp.PKI.Path(pki.EtcdClientKeyFile)}
+		ec.PeerTLS = etcd.TLSFiles{CAFile: ca, CertFile: cp.PKI.Path(pki.EtcdPeerCertFile), KeyFile: cp.PKI.Path(pki.EtcdPeerKeyFile)}
+		ec.PeerCommonName = pki.EtcdPeerUser
 	}
 	var err error
 	cp.Etcd, err = etcd.Start(ctx, ec)

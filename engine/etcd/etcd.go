@@ -43,6 +43,14 @@ type Config struct {
 	// certificates must be signed by: with it the client port speaks only
 	// mutual TLS (etcd's --client-cert-auth). Empty means plain HTTP.
 	ServerTLS TLSFiles
+	// PeerTLS is the embedded member's peer pair and the CA its peers'
+	// certificates must be signed by: with it the peer port speaks only
+	// mutual TLS (etcd's --peer-client-cert-auth) and accepts only
+	// PeerCommonName. Empty means plain HTTP, with no authentication.
+	PeerTLS TLSFiles
+	// PeerCommonName is the one certificate common name the peer port
+	// accepts (etcd's --peer-cert-allowed-cn).
+	PeerCommonName string
 	// ClientTLS is the pair and CA this process's clients (podtrace's own
 	// and kube-apiserver's) use, for the embedded member or the endpoints.
 	ClientTLS TLSFiles
@@ -163,6 +171,13 @@ func embedConfig(dir string, cfg Config, ports []int, lg *zap.Logger) *embed.Con
 		ec.ClientTLSInfo = transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile, ClientCertAuth: true}
 	}
 	peer := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
+	if t := cfg.PeerTLS; !t.Empty() {
+		// A single member never dials a peer, but its peer port listens:
+		// without TLS anything on loopback could speak raft to it.
+		peer.Scheme = "https"
+		ec.PeerTLSInfo = transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile,
+			ClientCertAuth: true, AllowedCNs: []string{cfg.PeerCommonName}}
+	}
 	ec.ListenClientUrls = []url.URL{client}
 	ec.AdvertiseClientUrls = []url.URL{client}
 	ec.ListenPeerUrls = []url.URL{peer}

@@ -285,6 +285,11 @@ func (b *Bundle) reusable(cert *x509.Certificate, serving bool) bool {
 }
 
 func (b *Bundle) issue(subject pkix.Name, usage x509.ExtKeyUsage, dnsNames []string, ips []net.IP) ([]byte, []byte, error) {
+	return b.issueFor(subject, []x509.ExtKeyUsage{usage}, dnsNames, ips)
+}
+
+// issueFor signs a new leaf for subject with the given extended key usages.
+func (b *Bundle) issueFor(subject pkix.Name, usages []x509.ExtKeyUsage, dnsNames []string, ips []net.IP) ([]byte, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate key: %w", err)
@@ -304,7 +309,7 @@ func (b *Bundle) issue(subject pkix.Name, usage x509.ExtKeyUsage, dnsNames []str
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usages,
 		DNSNames:     dnsNames,
 		IPAddresses:  ips,
 	}
@@ -390,13 +395,26 @@ const (
 	EtcdServerKeyFile  = "etcd-server.key"
 	EtcdClientCertFile = "apiserver-etcd-client.crt"
 	EtcdClientKeyFile  = "apiserver-etcd-client.key"
+	EtcdPeerCertFile   = "etcd-peer.crt"
+	EtcdPeerKeyFile    = "etcd-peer.key"
 )
 
-// EnsureEtcd makes sure the embedded etcd's serving pair and the API
-// server's etcd client pair exist, signed by the cluster CA (as kubeadm's
-// etcd/server and apiserver-etcd-client), so etcd's client port can demand
-// mutual TLS.
+// EtcdPeerUser is the common name of the embedded etcd's peer pair, the
+// only name its peer port accepts from a client certificate.
+const EtcdPeerUser = "etcd-peer"
+
+// EnsureEtcd makes sure the embedded etcd's serving and peer pairs and the
+// API server's etcd client pair exist, signed by the cluster CA (as
+// kubeadm's etcd/server, etcd/peer and apiserver-etcd-client), so etcd's
+// client and peer ports can both demand mutual TLS.
 func (b *Bundle) EnsureEtcd() error {
+	if _, _, err := b.ensureLeaf(EtcdPeerCertFile, EtcdPeerKeyFile, func() ([]byte, []byte, error) {
+		// A peer is a server to its peers and a client of theirs.
+		return b.issueFor(pkix.Name{CommonName: EtcdPeerUser}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+			[]string{"localhost"}, ServingIPs)
+	}, false); err != nil {
+		return fmt.Errorf("ensure etcd peer cert: %w", err)
+	}
 	if _, _, err := b.ensureLeaf(EtcdServerCertFile, EtcdServerKeyFile, func() ([]byte, []byte, error) {
 		return b.issue(pkix.Name{CommonName: "etcd-server"}, x509.ExtKeyUsageServerAuth, []string{"localhost"}, ServingIPs)
 	}, false); err != nil {
