@@ -79,6 +79,8 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		return c.nslookup(ctx, hc, rest)
 	case "getent":
 		return c.getent(ctx, hc, rest)
+	case "wget":
+		return c.wget(ctx, hc, rest)
 	case "ls":
 		return c.ls(hc, rest)
 	case "env", "printenv":
