@@ -99,6 +99,11 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 	defer cancel()
 	hub := trace.NewHub()
 	src := newAttachSource(ctx, client, contextName, ns, o.audit != "", hub)
+	stopExport, err := exportTraces(hub)
+	if err != nil {
+		return err
+	}
+	defer stopExport()
 	if o.record != "" {
 		stopRecord, err := record(hub, src.rows.Tee(ctx), o.record)
 		if err != nil {

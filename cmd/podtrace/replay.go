@@ -75,6 +75,11 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 		if err != nil {
 			return err
 		}
+		stopExport, err := exportEvents(events(recs))
+		if err != nil {
+			return err
+		}
+		defer stopExport()
 		_, err = io.WriteString(os.Stdout, Snapshot(recording{ReplaySource: src, st: recordingStatus(events(recs))}, recs, w, h)+"\n")
 		return err
 	}
@@ -89,6 +94,11 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
+	stopExport, err := exportEvents(evs)
+	if err != nil {
+		return err
+	}
+	defer stopExport()
 	src.From(o.from) // what came before plays at once
 	src.Start(ctx)
 	rec := recording{ReplaySource: src, st: recordingStatus(evs)}

@@ -100,6 +100,11 @@ did not start, 2 a pod failed or is stuck (or a Job failed), 3 timeout.`,
 func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []apply.Object, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	stopExport, err := exportTraces(e.Hub)
+	if err != nil {
+		return err
+	}
+	defer stopExport()
 	sub := e.Hub.Subscribe()
 	defer sub.Close()
 	go writeEvents(os.Stdout, sub, nil) // engine.Start returned with every node Ready

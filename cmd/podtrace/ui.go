@@ -66,13 +66,21 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 }
 
 // connect attaches the source to the started engine, starts the recording
-// asked for by PODTRACE_RECORD, and applies the manifest. The returned stop
-// ends the recording (nil when none).
+// asked for by PODTRACE_RECORD and the trace export asked for by the
+// OpenTelemetry environment, and applies the manifest. The returned stop
+// ends both (nil when neither runs).
 func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []manifest) (stop func(), err error) {
+	stopExport, err := exportTraces(e.Hub)
+	if err != nil {
+		return nil, err
+	}
+	stop = stopExport
 	if path := os.Getenv(recordEnv); path != "" {
-		if stop, err = record(e.Hub, src.rows.Tee(ctx), path); err != nil {
-			return nil, err
+		stopRec, err := record(e.Hub, src.rows.Tee(ctx), path)
+		if err != nil {
+			return stop, err
 		}
+		stop = func() { stopRec(); stopExport() }
 	}
 	if err := src.attach(e); err != nil {
 		return stop, err
