@@ -101,6 +101,19 @@ func TestKubeletRestartOnDataDir(t *testing.T) {
 		}
 		return false
 	})
+	// The node kept its images, as containerd's content store does: the
+	// kubelet finds nginx:1.27 there and does not pull it again.
+	evs, err := e.AdminClient().CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=Pulled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := false
+	for _, ev := range evs.Items {
+		present = present || strings.HasPrefix(ev.Message, `Container image "nginx:1.27" already present on machine`)
+	}
+	if !present {
+		t.Errorf("after the restart the kubelet did not find nginx:1.27 on the node; its Pulled events: %v", evs.Items)
+	}
 }
 
 // TestKubeletCrashLoopBackOffCap caps the real kubelet's crash-loop

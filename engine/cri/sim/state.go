@@ -16,14 +16,18 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
 
 // state is what the runtime keeps across restarts: the records of its
-// sandboxes and containers, as containerd keeps them in its metadata store.
-// The processes are not kept: after a restart the node has rebooted.
+// sandboxes and containers, as containerd keeps them in its metadata store,
+// and its images, as its content store keeps them. The processes are not
+// kept: after a restart the node has rebooted.
 type state struct {
 	Sandboxes  []sandboxRecord               `json:"sandboxes"`
 	Containers []*runtimeapi.ContainerStatus `json:"containers"`
+	Images     []model.Image                 `json:"images,omitempty"`
 }
 
 type sandboxRecord struct {
@@ -59,6 +63,7 @@ func (r *Runtime) restore() error {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("runtime state %s: %w", r.cfg.StateFile, err)
 	}
+	r.rt.Restore(st.Images...)
 	now := time.Now()
 	for _, sb := range st.Sandboxes {
 		r.sandboxes[sb.ID] = &sandbox{id: sb.ID, config: sb.Config, created: sb.Created, ip: sb.IP}
@@ -108,6 +113,8 @@ func (r *Runtime) Save(ctx context.Context) error {
 		maps.Copy(rec.Annotations, s.Annotations)
 		st.Containers = append(st.Containers, rec)
 	}
+	st.Images = r.rt.Images()
+	slices.SortFunc(st.Images, func(a, b model.Image) int { return strings.Compare(a.Ref, b.Ref) })
 	slices.SortFunc(st.Sandboxes, func(a, b sandboxRecord) int { return strings.Compare(a.ID, b.ID) })
 	slices.SortFunc(st.Containers, func(a, b *runtimeapi.ContainerStatus) int { return strings.Compare(a.Id, b.Id) })
 	data, err := json.Marshal(st)

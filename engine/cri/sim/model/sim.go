@@ -410,6 +410,16 @@ func (r *Runtime) ContainerLogs(_ context.Context, id string) ([]LogLine, error)
 	return append([]LogLine(nil), c.logs...), nil
 }
 
+// Restore puts images pulled before a restart back on the node, as
+// containerd's content store keeps them across a reboot.
+func (r *Runtime) Restore(imgs ...Image) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, img := range imgs {
+		r.images[img.Ref] = img
+	}
+}
+
 // Preload puts images on the node without pulling, as if pulled before.
 func (r *Runtime) Preload(refs ...string) error {
 	for _, s := range refs {
