@@ -80,31 +80,34 @@ func Parse(s string) (ID, error) {
 	return id, nil
 }
 
-// Info describes what a stage does and who does it, for people.
+// Info describes what a stage does and who does it, for people, and how
+// narrow columns label it.
 type Info struct {
 	Component string // the component that does the work, e.g. "kubelet"
 	Summary   string // one line: what happens in this stage
+	Short     string // two letters, for the narrowest column headers: "sb"
+	Medium    string // at most four letters, for narrow headers: "sbox"
 }
 
 var infos = map[ID]Info{
-	Authn:     {"kube-apiserver", "Who is asking: client certificate, bearer token or service account token."},
-	Authz:     {"kube-apiserver", "May they: RBAC Roles, ClusterRoles and their bindings."},
-	Admission: {"kube-apiserver", "Mutating then validating admission (NamespaceLifecycle, ServiceAccount, LimitRanger, DefaultTolerationSeconds, ResourceQuota), then object validation."},
-	Persist:   {"kube-apiserver", "Write to etcd under /registry/<resource>/<namespace>/<name>; resourceVersion is the etcd revision."},
-	Reconcile: {"kube-controller-manager", "Deployment → ReplicaSet → Pod, driven by watches; ReplicaSets create pods in slow-start batches."},
-	Schedule:  {"kube-scheduler", "Take the pod from the queue, run filter plugins per node, score the feasible nodes, pick one."},
-	Bind:      {"kube-scheduler", "POST pods/binding: spec.nodeName is set and PodScheduled becomes True."},
-	Kubelet:   {"kubelet", "Pod sync: admit on the node, QoS cgroup, pod directories, volumes and secrets."},
-	Sandbox:   {"kubelet", "RunPodSandbox: the pause container that owns the pod's namespaces."},
-	CNI:       {"container runtime", "CNI ADD: network namespace, veth pair and an IP from IPAM; PodReadyToStartContainers becomes True."},
-	Pull:      {"kubelet", "Pull each container image (init containers first), honouring imagePullPolicy."},
-	Create:    {"kubelet", "CreateContainer in the sandbox."},
-	Start:     {"kubelet", "StartContainer; crashes restart with back-off (CrashLoopBackOff)."},
-	Hooks:     {"kubelet", "postStart hooks (exec or HTTP); a failing hook kills the container."},
-	Ready:     {"kubelet", "Startup and readiness probes; ContainersReady and Ready become True."},
-	Terminate: {"kubelet", "preStop hook, stop signal, grace period, then kill."},
-	Cleanup:   {"kubelet", "CNI DEL and sandbox removal."},
-	Delete:    {"kube-apiserver", "The pod object leaves etcd."},
+	Authn:     {"kube-apiserver", "Who is asking: client certificate, bearer token or service account token.", "au", "autn"},
+	Authz:     {"kube-apiserver", "May they: RBAC Roles, ClusterRoles and their bindings.", "az", "autz"},
+	Admission: {"kube-apiserver", "Mutating then validating admission (NamespaceLifecycle, ServiceAccount, LimitRanger, DefaultTolerationSeconds, ResourceQuota), then object validation.", "ad", "adm"},
+	Persist:   {"kube-apiserver", "Write to etcd under /registry/<resource>/<namespace>/<name>; resourceVersion is the etcd revision.", "pe", "pers"},
+	Reconcile: {"kube-controller-manager", "Deployment → ReplicaSet → Pod, driven by watches; ReplicaSets create pods in slow-start batches.", "rc", "rec"},
+	Schedule:  {"kube-scheduler", "Take the pod from the queue, run filter plugins per node, score the feasible nodes, pick one.", "sc", "schd"},
+	Bind:      {"kube-scheduler", "POST pods/binding: spec.nodeName is set and PodScheduled becomes True.", "bi", "bind"},
+	Kubelet:   {"kubelet", "Pod sync: admit on the node, QoS cgroup, pod directories, volumes and secrets.", "kl", "kubl"},
+	Sandbox:   {"kubelet", "RunPodSandbox: the pause container that owns the pod's namespaces.", "sb", "sbox"},
+	CNI:       {"container runtime", "CNI ADD: network namespace, veth pair and an IP from IPAM; PodReadyToStartContainers becomes True.", "cn", "cni"},
+	Pull:      {"kubelet", "Pull each container image (init containers first), honouring imagePullPolicy.", "pl", "pull"},
+	Create:    {"kubelet", "CreateContainer in the sandbox.", "cr", "crea"},
+	Start:     {"kubelet", "StartContainer; crashes restart with back-off (CrashLoopBackOff).", "st", "strt"},
+	Hooks:     {"kubelet", "postStart hooks (exec or HTTP); a failing hook kills the container.", "hk", "hook"},
+	Ready:     {"kubelet", "Startup and readiness probes; ContainersReady and Ready become True.", "rd", "rdy"},
+	Terminate: {"kubelet", "preStop hook, stop signal, grace period, then kill.", "tm", "term"},
+	Cleanup:   {"kubelet", "CNI DEL and sandbox removal.", "cl", "clen"},
+	Delete:    {"kube-apiserver", "The pod object leaves etcd.", "dl", "del"},
 }
 
 // Describe returns what the stage does and who does it.

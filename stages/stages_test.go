@@ -112,3 +112,25 @@ func TestRecordJSON(t *testing.T) {
 		t.Errorf("a row line carries an event's fields: %s", b)
 	}
 }
+
+// Every stage has its one row in the table: who does it, what happens, and
+// a two-letter and a short label that no other stage shares.
+func TestEveryStageIsDescribed(t *testing.T) {
+	short, medium := map[string]ID{}, map[string]ID{}
+	for _, id := range All {
+		in := id.Describe()
+		if in.Component == "" || in.Summary == "" {
+			t.Errorf("%s: no component or summary: %+v", id, in)
+		}
+		if len(in.Short) != 2 || len(in.Medium) == 0 || len(in.Medium) > 4 {
+			t.Errorf("%s: labels %q and %q, want 2 and at most 4 letters", id, in.Short, in.Medium)
+		}
+		if other, ok := short[in.Short]; ok {
+			t.Errorf("%s and %s share the label %q", id, other, in.Short)
+		}
+		if other, ok := medium[in.Medium]; ok {
+			t.Errorf("%s and %s share the label %q", id, other, in.Medium)
+		}
+		short[in.Short], medium[in.Medium] = id, id
+	}
+}

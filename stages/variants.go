@@ -22,6 +22,20 @@ type Variant struct {
 	Delay time.Duration `json:"delay,omitempty"`
 }
 
+// Variant names that the engine's seams test for by name (the others are
+// only looked up in the catalogue).
+const (
+	VariantQuota        = "quota"        // admission and reconcile: exceeded quota
+	VariantEtcdTimeout  = "etcd-timeout" // persist and reconcile: etcdserver: request timed out
+	VariantTimeout      = "timeout"      // reconcile: the request's deadline passed
+	VariantConflict     = "conflict"     // persist and bind: 409, the object was modified
+	VariantRBACLost     = "rbac-lost"    // authz: the components lose their bindings
+	VariantForbidden    = "forbidden"    // authz and reconcile: 403 from RBAC
+	VariantPluginError  = "plugin-error" // cni: the bridge plugin fails
+	VariantUnauthorized = "unauthorized" // pull: pull access denied
+	VariantUnreachable  = "unreachable"  // pull: the registry cannot be reached
+)
+
 // catalogue lists, per stage, its realistic failures; the first is the one a
 // fault without a variant produces.
 var catalogue = map[ID][]Variant{
@@ -29,22 +43,22 @@ var catalogue = map[ID][]Variant{
 		{Name: "expired-token", Description: "the client's bearer token or certificate has expired: 401 Unauthorized"},
 	},
 	Authz: {
-		{Name: "forbidden", Description: `the caller's RBAC binding is gone: 403 pods is forbidden: User "..." cannot create resource "pods"`},
-		{Name: "rbac-lost", Description: "controllers and kubelets lose their RBAC bindings (system:masters still bypasses RBAC): 403 on their writes"},
+		{Name: VariantForbidden, Description: `the caller's RBAC binding is gone: 403 pods is forbidden: User "..." cannot create resource "pods"`},
+		{Name: VariantRBACLost, Description: "controllers and kubelets lose their RBAC bindings (system:masters still bypasses RBAC): 403 on their writes"},
 	},
 	Admission: {
 		{Name: "webhook-deny", Description: `a validating admission webhook denies the request: admission webhook "deny.podtrace.dev" denied the request`},
-		{Name: "quota", Description: "ResourceQuota admission rejects the object: 403 exceeded quota: compute-quota"},
+		{Name: VariantQuota, Description: "ResourceQuota admission rejects the object: 403 exceeded quota: compute-quota"},
 	},
 	Persist: {
-		{Name: "etcd-timeout", Description: "etcd does not commit in time: 504 etcdserver: request timed out"},
-		{Name: "conflict", Description: "the object was changed meanwhile: 409 the object has been modified; please apply your changes to the latest version"},
+		{Name: VariantEtcdTimeout, Description: "etcd does not commit in time: 504 etcdserver: request timed out"},
+		{Name: VariantConflict, Description: "the object was changed meanwhile: 409 the object has been modified; please apply your changes to the latest version"},
 	},
 	Reconcile: {
-		{Name: "etcd-timeout", Description: "the controller's create fails with 500 etcdserver: request timed out: FailedCreate, requeued with back-off"},
-		{Name: "forbidden", Description: "the controller lost its RBAC: FailedCreate pods is forbidden: User \"system:serviceaccount:kube-system:replicaset-controller\" cannot create"},
-		{Name: "quota", Description: "the controller's create exceeds a quota: FailedCreate exceeded quota"},
-		{Name: "timeout", Description: "the controller's request times out: 504 Timeout: request did not complete within requested timeout - context deadline exceeded"},
+		{Name: VariantEtcdTimeout, Description: "the controller's create fails with 500 etcdserver: request timed out: FailedCreate, requeued with back-off"},
+		{Name: VariantForbidden, Description: "the controller lost its RBAC: FailedCreate pods is forbidden: User \"system:serviceaccount:kube-system:replicaset-controller\" cannot create"},
+		{Name: VariantQuota, Description: "the controller's create exceeds a quota: FailedCreate exceeded quota"},
+		{Name: VariantTimeout, Description: "the controller's request times out: 504 Timeout: request did not complete within requested timeout - context deadline exceeded"},
 		{Name: "controller-down", Description: "kube-controller-manager is down: nothing reconciles until it is back", Kind: Hang},
 	},
 	Schedule: {
@@ -57,7 +71,7 @@ var catalogue = map[ID][]Variant{
 		{Name: "unschedulable", Description: "every node is cordoned: N node(s) were unschedulable"},
 	},
 	Bind: {
-		{Name: "conflict", Description: "POST pods/binding loses a race: 409 Operation cannot be fulfilled on pods/binding; the pod is scheduled again"},
+		{Name: VariantConflict, Description: "POST pods/binding loses a race: 409 Operation cannot be fulfilled on pods/binding; the pod is scheduled again"},
 	},
 	Kubelet: {
 		{Name: "node-not-ready", Description: "the node goes NotReady (cni plugin not initialized) and gets the node.kubernetes.io/not-ready taint"},
@@ -67,12 +81,12 @@ var catalogue = map[ID][]Variant{
 	},
 	CNI: {
 		{Name: "ipam-exhausted", Description: "FailedCreatePodSandBox: failed to allocate for range 0: no IP addresses available in range set"},
-		{Name: "plugin-error", Description: `FailedCreatePodSandBox: plugin type="bridge" failed (add)`},
+		{Name: VariantPluginError, Description: `FailedCreatePodSandBox: plugin type="bridge" failed (add)`},
 	},
 	Pull: {
 		{Name: "not-found", Description: "ErrImagePull then ImagePullBackOff: the image or tag does not exist (not found)"},
-		{Name: "unauthorized", Description: "ErrImagePull: pull access denied, repository does not exist or may require authorization"},
-		{Name: "unreachable", Description: "ErrImagePull: the registry cannot be reached (dial tcp ...: i/o timeout)"},
+		{Name: VariantUnauthorized, Description: "ErrImagePull: pull access denied, repository does not exist or may require authorization"},
+		{Name: VariantUnreachable, Description: "ErrImagePull: the registry cannot be reached (dial tcp ...: i/o timeout)"},
 		{Name: "slow", Description: "the registry is slow: the pull takes 45s longer, then succeeds", Kind: Delay, Delay: 45 * time.Second},
 	},
 	Create: {

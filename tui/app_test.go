@@ -394,12 +394,6 @@ func TestClusterSourceShowsUnobservableStagesAndCoarseTimes(t *testing.T) {
 	}
 }
 
-func TestLifecycleLength(t *testing.T) {
-	if nLifecycle != len(stages.Lifecycle) {
-		t.Fatalf("nLifecycle = %d, stages.Lifecycle has %d", nLifecycle, len(stages.Lifecycle))
-	}
-}
-
 func TestSchedulingMatrixShowsScoresAndChoice(t *testing.T) {
 	m, _, _ := fixture(120, 40, "dark")
 	r := &stages.SchedulingResult{Chosen: "node-2", Nodes: []stages.NodeVerdict{

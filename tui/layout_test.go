@@ -112,7 +112,7 @@ func TestHelpExplainsStageHeaders(t *testing.T) {
 		press(m, "?")
 		s := strings.ReplaceAll(ansi.Strip(m.Render()), nbsp, " ")
 		for _, id := range stages.Lifecycle {
-			if want := shortNames[id] + " " + string(id); !strings.Contains(s, want) {
+			if want := id.Describe().Short + " " + string(id); !strings.Contains(s, want) {
 				t.Errorf("%d columns: help lacks %q:\n%s", w, want, s)
 			}
 		}

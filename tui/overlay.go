@@ -256,7 +256,7 @@ const nbsp = "\u00a0"
 func stageLegend() string {
 	parts := make([]string, 0, len(stages.Lifecycle))
 	for _, id := range stages.Lifecycle {
-		parts = append(parts, shortNames[id]+nbsp+string(id))
+		parts = append(parts, id.Describe().Short+nbsp+string(id))
 	}
 	return "Stages: " + strings.Join(parts, "  ")
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,25 +13,6 @@ import (
 	"github.com/podtrace/podtrace/tui/lanes"
 )
 
-// shortNames label the stage columns when cells are narrow.
-var shortNames = map[stages.ID]string{
-	stages.Authn: "au", stages.Authz: "az", stages.Admission: "ad", stages.Persist: "pe",
-	stages.Reconcile: "rc", stages.Schedule: "sc", stages.Bind: "bi", stages.Kubelet: "kl",
-	stages.Sandbox: "sb", stages.CNI: "cn", stages.Pull: "pl", stages.Create: "cr",
-	stages.Start: "st", stages.Hooks: "hk", stages.Ready: "rd",
-}
-
-// medNames label the stage columns when full names do not fit.
-var medNames = map[stages.ID]string{
-	stages.Authn: "autn", stages.Authz: "autz", stages.Admission: "adm", stages.Persist: "pers",
-	stages.Reconcile: "rec", stages.Schedule: "schd", stages.Bind: "bind", stages.Kubelet: "kubl",
-	stages.Sandbox: "sbox", stages.CNI: "cni", stages.Pull: "pull", stages.Create: "crea",
-	stages.Start: "strt", stages.Hooks: "hook", stages.Ready: "rdy",
-}
-
-// nLifecycle is len(stages.Lifecycle), as a constant (a test checks it).
-const nLifecycle = 15
-
 // podsPane draws the swimlanes.
 type podsPane struct {
 	c     *Common
@@ -38,7 +20,7 @@ type podsPane struct {
 	// res and hidden come from the Source's Status: timestamp resolution and
 	// the stages it cannot see (indexed like stages.Lifecycle).
 	res    time.Duration
-	hidden [nLifecycle]bool
+	hidden []bool
 	// filter is the lane filter in force, to say when it matches nothing.
 	filter string
 	// readOnly is set when the Source takes no commands: no hint to apply.
@@ -48,13 +30,13 @@ type podsPane struct {
 // setStatus takes the Source's resolution and unobservable stages.
 func (p *podsPane) setStatus(st Status) {
 	p.readOnly = st.ReadOnly != ""
-	var hidden [nLifecycle]bool
+	hidden := make([]bool, len(stages.Lifecycle))
 	for _, id := range st.Unobservable {
 		if i := id.Index(); i >= 0 && i < len(hidden) {
 			hidden[i] = true
 		}
 	}
-	if hidden != p.hidden || st.Resolution != p.res {
+	if !slices.Equal(hidden, p.hidden) || st.Resolution != p.res {
 		p.hidden, p.res = hidden, st.Resolution
 		clear(p.cache)
 	}
@@ -130,10 +112,10 @@ func (p *podsPane) header(lay laneLayout) string {
 	for _, id := range stages.Lifecycle[:lay.cells()] {
 		label := string(id)
 		if len(label) > lay.cell-1 {
-			label = medNames[id]
+			label = id.Describe().Medium
 		}
 		if len(label) > lay.cell-1 {
-			label = shortNames[id]
+			label = id.Describe().Short
 		}
 		b.WriteString(fit(label, lay.cell-1))
 		b.WriteByte(' ')
@@ -337,7 +319,7 @@ func (p *podsPane) cellAt(l *lanes.Lane, i, w int, now time.Time) (string, strin
 		cp.Attempt = l.Restarts()
 		c = &cp
 	}
-	if p.hidden[i] && c.State == lanes.NotReached {
+	if i < len(p.hidden) && p.hidden[i] && c.State == lanes.NotReached {
 		return p.c.Theme.Symbols.Unobservable, "", pMuted
 	}
 	return p.cellParts(c, w, now)

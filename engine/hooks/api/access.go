@@ -79,7 +79,7 @@ func (a *authorizerHook) gate(ctx context.Context, rec *record) (bool, error) {
 	if f != nil {
 		// rbac-lost takes the components' bindings; system:masters is
 		// allowed before RBAC is asked.
-		return !(f.Variant == "rbac-lost" && slices.Contains(rec.groups, "system:masters")), nil
+		return !(f.Variant == stages.VariantRBACLost && slices.Contains(rec.groups, "system:masters")), nil
 	}
 	if rec.controller == "" {
 		return false, nil
@@ -91,7 +91,7 @@ func (a *authorizerHook) gate(ctx context.Context, rec *record) (bool, error) {
 	if f == nil {
 		return false, nil
 	}
-	if f.Variant == "forbidden" {
+	if f.Variant == stages.VariantForbidden {
 		return true, nil
 	}
 	rec.mu.Lock()

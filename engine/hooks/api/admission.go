@@ -127,7 +127,7 @@ func (p *plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		return admission.NewForbidden(a, fmt.Errorf("held at a podtrace breakpoint until the request ended: %w", err))
 	}
 	rec.mu.Lock()
-	if f == nil && rec.fault != nil && rec.fault.Variant == "quota" {
+	if f == nil && rec.fault != nil && rec.fault.Variant == stages.VariantQuota {
 		f = rec.fault
 	}
 	rec.mu.Unlock()
@@ -139,12 +139,12 @@ func (p *plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 
 // admissionError is what a denying webhook or ResourceQuota answers.
 func admissionError(f stages.Fault, a admission.Attributes, ref trace.Ref) error {
-	if f.Variant == "quota" && f.Stage == stages.Reconcile {
+	if f.Variant == stages.VariantQuota && f.Stage == stages.Reconcile {
 		// A count quota on what the controller creates, as ResourceQuota words it.
 		count := "count/" + a.GetResource().GroupResource().String()
 		return admission.NewForbidden(a, fmt.Errorf("exceeded quota: podtrace-fault, requested: %s=1, used: %s=0, limited: %s=0", count, count, count))
 	}
-	if f.Variant == "quota" {
+	if f.Variant == stages.VariantQuota {
 		return admission.NewForbidden(a, fmt.Errorf("exceeded quota: compute-quota, requested: requests.cpu=100m, used: requests.cpu=4, limited: requests.cpu=4"))
 	}
 	return webhookerrors.ToStatusErr("deny.podtrace.dev", &metav1.Status{

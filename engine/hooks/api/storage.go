@@ -130,16 +130,16 @@ func (s *storageHook) gate(ctx context.Context, rec *record) error {
 	if err != nil {
 		return err
 	}
-	if f == nil && rf != nil && (rf.Variant == "etcd-timeout" || rf.Variant == "timeout") {
+	if f == nil && rf != nil && (rf.Variant == stages.VariantEtcdTimeout || rf.Variant == stages.VariantTimeout) {
 		f = rf
 	}
 	if f == nil {
 		return nil
 	}
 	switch f.Variant {
-	case "conflict": // what a lost compare-and-swap becomes in the registry
+	case stages.VariantConflict: // what a lost compare-and-swap becomes in the registry
 		return apierrors.NewConflict(s.gr, ref.Name, errors.New(registry.OptimisticLockErrorMsg))
-	case "timeout":
+	case stages.VariantTimeout:
 		return apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)
 	}
 	return rpctypes.ErrTimeout // etcdserver: request timed out

@@ -25,7 +25,7 @@ func sandboxError(stages.Fault) error {
 // NetworkError is the bridge plugin's CNI ADD failure of a cni fault, for
 // the pod range set rangeSet ("10.244.1.1-10.244.1.254").
 func NetworkError(f stages.Fault, rangeSet string) error {
-	if f.Variant == "plugin-error" {
+	if f.Variant == stages.VariantPluginError {
 		return errors.New(`failed to set bridge addr: could not add IP address to "cni0": permission denied`)
 	}
 	return fmt.Errorf(`failed to allocate for range 0: no IP addresses available in range set: %s`, rangeSet)
@@ -53,9 +53,9 @@ func pullError(f stages.Fault, image string) error {
 	full := normalize(image)
 	prefix := fmt.Sprintf("failed to pull and unpack image %q: failed to resolve reference %q", full, full)
 	switch f.Variant {
-	case "unauthorized":
+	case stages.VariantUnauthorized:
 		return status.Errorf(codes.Unknown, "%s: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed", prefix)
-	case "unreachable":
+	case stages.VariantUnreachable:
 		host, _, _ := strings.Cut(full, "/")
 		if host == "docker.io" {
 			host = "registry-1.docker.io"
