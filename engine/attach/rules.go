@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletevents "k8s.io/kubernetes/pkg/kubelet/events"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -218,14 +219,14 @@ func eventItems(ev *v1.Event) []item {
 	case "FailedScheduling":
 		e.Node = ""
 		return set(stages.Schedule, stages.Retrying, scheduler)
-	case "FailedCreatePodSandBox":
+	case kubeletevents.FailedCreatePodSandBox:
 		if strings.Contains(ev.Message, "network") {
 			return set(stages.CNI, stages.Retrying, kubeletC)
 		}
 		return set(stages.Sandbox, stages.Retrying, kubeletC)
-	case "Pulling":
+	case kubeletevents.PullingImage:
 		return set(stages.Pull, stages.Started, kubeletC)
-	case "Pulled":
+	case kubeletevents.PulledImage:
 		out := set(stages.Pull, stages.Succeeded, kubeletC)
 		if m := pulledIn.FindStringSubmatch(ev.Message); m != nil {
 			if d, err := time.ParseDuration(m[1]); err == nil {
@@ -234,7 +235,7 @@ func eventItems(ev *v1.Event) []item {
 			}
 		}
 		return out
-	case "Failed":
+	case kubeletevents.FailedToPullImage: // also FailedToCreateContainer and FailedToStartContainer
 		if strings.Contains(ev.Message, "pull") || strings.Contains(ev.Message, "ErrImage") ||
 			strings.Contains(ev.Message, "ImagePull") || strings.Contains(ev.Message, "InvalidImageName") {
 			return set(stages.Pull, stages.Retrying, kubeletC)
@@ -243,22 +244,22 @@ func eventItems(ev *v1.Event) []item {
 			return set(stages.Start, stages.Retrying, kubeletC)
 		}
 		return set(stages.Create, stages.Retrying, kubeletC)
-	case "BackOff":
+	case kubeletevents.BackOffStartContainer: // also BackOffPullImage
 		if strings.HasPrefix(ev.Message, "Back-off pulling image") {
 			return set(stages.Pull, stages.Retrying, kubeletC)
 		}
 		return set(stages.Start, stages.Retrying, kubeletC)
-	case "Created":
+	case kubeletevents.CreatedContainer:
 		return set(stages.Create, stages.Succeeded, kubeletC)
-	case "Started":
+	case kubeletevents.StartedContainer:
 		return set(stages.Start, stages.Succeeded, kubeletC)
-	case "FailedPostStartHook":
+	case kubeletevents.FailedPostStartHook:
 		return set(stages.Hooks, stages.Failed, kubeletC)
-	case "Unhealthy":
+	case kubeletevents.ContainerUnhealthy:
 		return set(stages.Ready, stages.Retrying, kubeletC)
-	case "Killing":
+	case kubeletevents.KillingContainer:
 		return set(stages.Terminate, stages.Started, kubeletC)
-	case "FailedMount":
+	case kubeletevents.FailedMountVolume:
 		return set(stages.Kubelet, stages.Retrying, kubeletC)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubeletevents "k8s.io/kubernetes/pkg/kubelet/events"
 
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
@@ -27,7 +28,9 @@ func (i *imageHook) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, 
 	err := i.h.call(ctx, i.h.ref(sc.GetMetadata()), stages.Pull, func(e *stages.Event) { e.Message = name },
 		func(f stages.Fault) error { return pullError(f, name) },
 		func() (err error) { ref, err = i.ImageManagerService.PullImage(ctx, image, auth, sc); return err },
-		func() (string, string) { return "Pulled", fmt.Sprintf("Successfully pulled image %q", name) }, "ErrImagePull")
+		func() (string, string) {
+			return kubeletevents.PulledImage, fmt.Sprintf("Successfully pulled image %q", name)
+		}, "ErrImagePull")
 	return ref, err
 }
 
@@ -65,6 +68,6 @@ func (h *Hooks) presentImage(ref trace.Ref, container, image string) {
 		return
 	}
 	now := h.tr.Clock().Now()
-	h.tr.Record(ref, stages.Pull, Component, now, now, stages.Succeeded, "Pulled",
+	h.tr.Record(ref, stages.Pull, Component, now, now, stages.Succeeded, kubeletevents.PulledImage,
 		fmt.Sprintf("Container image %q already present on machine", image), func(e *stages.Event) { e.Container = container })
 }

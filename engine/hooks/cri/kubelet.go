@@ -5,7 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-
+	kubeletevents "k8s.io/kubernetes/pkg/kubelet/events"
 	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
 
 	"github.com/podtrace/podtrace/engine/trace"
@@ -94,7 +94,7 @@ func (h *Hooks) OnEvent(e *v1.Event) {
 		h.tr.Record(ref, stage, Component, now, now, status, reason, e.Message, func(ev *stages.Event) { ev.Container = container })
 	}
 	switch {
-	case e.Reason == "FailedMount":
+	case e.Reason == kubeletevents.FailedMountVolume:
 		h.mu.Lock()
 		span := h.kubelet[ref.UID]
 		open := span != nil && span != ended
@@ -105,15 +105,15 @@ func (h *Hooks) OnEvent(e *v1.Event) {
 		if open {
 			span.Retry(e.Reason, e.Message, time.Time{})
 		}
-	case e.Reason == "InspectFailed": // the image reference does not parse
+	case e.Reason == kubeletevents.FailedToInspectImage: // the image reference does not parse
 		record(stages.Pull, stages.Failed, "InvalidImageName")
-	case e.Reason == "ErrImageNeverPull":
+	case e.Reason == kubeletevents.ErrImageNeverPullPolicy:
 		record(stages.Pull, stages.Failed, e.Reason)
-	case e.Reason == "BackOff" && strings.HasPrefix(e.Message, "Back-off pulling image"):
+	case e.Reason == kubeletevents.BackOffPullImage && strings.HasPrefix(e.Message, "Back-off pulling image"):
 		record(stages.Pull, stages.Retrying, "ImagePullBackOff")
-	case e.Reason == "BackOff" && strings.HasPrefix(e.Message, "Back-off restarting failed container"):
+	case e.Reason == kubeletevents.BackOffStartContainer && strings.HasPrefix(e.Message, "Back-off restarting failed container"):
 		record(stages.Start, stages.Retrying, "CrashLoopBackOff")
-	case e.Reason == "Unhealthy":
+	case e.Reason == kubeletevents.ContainerUnhealthy:
 		record(stages.Ready, stages.Retrying, e.Reason)
 	}
 }

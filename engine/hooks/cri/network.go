@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubeletevents "k8s.io/kubernetes/pkg/kubelet/events"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -33,12 +34,12 @@ func (h *Hooks) Network(rangeSet, plugin, network string, wrap func(sandboxID st
 		span := h.tr.Begin(ref, stages.CNI, RuntimeComponent)
 		if f != nil {
 			err := &pluginError{plugin: plugin, network: network, err: NetworkError(*f, rangeSet)}
-			span.Retry("FailedCreatePodSandBox", wrap(sandboxID, err).Error(), time.Time{})
+			span.Retry(kubeletevents.FailedCreatePodSandBox, wrap(sandboxID, err).Error(), time.Time{})
 			return "", err
 		}
 		ip, err := add()
 		if err != nil {
-			span.Retry("FailedCreatePodSandBox", wrap(sandboxID, err).Error(), time.Time{})
+			span.Retry(kubeletevents.FailedCreatePodSandBox, wrap(sandboxID, err).Error(), time.Time{})
 			return "", err
 		}
 		span.Succeed("", fmt.Sprintf("eth0 %s (CNI ADD)", ip))

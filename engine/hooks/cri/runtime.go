@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubeletevents "k8s.io/kubernetes/pkg/kubelet/events"
 
 	"k8s.io/kubernetes/pkg/kubelet/util/format"
 
@@ -47,7 +48,7 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 	} else if f != nil {
 		err := sandboxError(*f)
 		h.tr.BeginWithAt(ref, stages.Sandbox, Component, start, withContainer("", int(md.GetAttempt())+1)).
-			Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+			Retry(kubeletevents.FailedCreatePodSandBox, err.Error(), time.Time{})
 		return "", err
 	}
 	// The sandbox is up when its pause container runs, before the runtime
@@ -58,7 +59,7 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 	end := func(id string, err error) {
 		once.Do(func() {
 			if err != nil {
-				span.Retry("FailedCreatePodSandBox", err.Error(), time.Time{})
+				span.Retry(kubeletevents.FailedCreatePodSandBox, err.Error(), time.Time{})
 				return
 			}
 			span.Succeed("", fmt.Sprintf("sandbox %s running (pause container)", short(id)))
@@ -146,7 +147,7 @@ func (r *runtimeHook) CreateContainer(ctx context.Context, sandbox string, cfg *
 	err := h.call(ctx, ref, stages.Create, withContainer(name, attempt),
 		func(f stages.Fault) error { return createError(f, name) },
 		func() (err error) { id, err = r.RuntimeService.CreateContainer(ctx, sandbox, cfg, sc); return err },
-		func() (string, string) { return "Created", "Container created" }, "CreateContainerError")
+		func() (string, string) { return kubeletevents.CreatedContainer, "Container created" }, "CreateContainerError")
 	if err != nil {
 		return "", err
 	}
@@ -169,7 +170,7 @@ func (r *runtimeHook) StartContainer(ctx context.Context, id string) error {
 	err := r.h.call(ctx, ref, stages.Start, withContainer(c.name, c.attempt),
 		func(f stages.Fault) error { return startError(f, c.command) },
 		func() error { return r.RuntimeService.StartContainer(ctx, id) },
-		func() (string, string) { return "Started", "Container started" }, "RunContainerError")
+		func() (string, string) { return kubeletevents.StartedContainer, "Container started" }, "RunContainerError")
 	if err == nil {
 		r.h.noPostStart(ref, c.name, c.attempt)
 	}
@@ -187,7 +188,7 @@ func (r *runtimeHook) StopContainer(ctx context.Context, id string, timeout int6
 	return r.h.call(ctx, ref, stages.Terminate, withContainer(c.name, c.attempt), func(stages.Fault) error { return nil },
 		func() error { return r.RuntimeService.StopContainer(ctx, id, timeout) },
 		func() (string, string) {
-			return "Killing", fmt.Sprintf("Stopping container %s (grace period %ds)", c.name, timeout)
+			return kubeletevents.KillingContainer, fmt.Sprintf("Stopping container %s (grace period %ds)", c.name, timeout)
 		}, "FailedKillPod")
 }
 
@@ -216,7 +217,7 @@ func (r *runtimeHook) ExecSync(ctx context.Context, id string, cmd []string, tim
 		func(stages.Fault) error { return exitError(cmd, 1) },
 		func() (err error) { out, errOut, err = r.RuntimeService.ExecSync(ctx, id, cmd, timeout); return err },
 		func() (string, string) { return "", fmt.Sprintf("postStart hook %q completed", strings.Join(cmd, " ")) },
-		"FailedPostStartHook", func(err error) string {
+		kubeletevents.FailedPostStartHook, func(err error) string {
 			// The kubelet's own words for it (pkg/kubelet/lifecycle), which
 			// it keeps out of the Event and puts in the container's status.
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace, UID: types.UID(ref.UID)}}
