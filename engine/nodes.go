@@ -24,6 +24,7 @@ import (
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/podnet"
+	"github.com/podtrace/podtrace/engine/upstream"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -107,6 +108,10 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if cfg.Untraced {
 		e.CRIHooks = nil
 	}
+	tracing, err := upstream.TracingFromEnv() // the kubelets' own spans, when the environment asks
+	if err != nil {
+		return err
+	}
 	for i, n := range cfg.Nodes {
 		g.Go(func() error {
 			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
@@ -131,7 +136,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 				KubeConfig: kc, Runtime: runtimes[i].Runtime, Images: runtimes[i].Images, ServingCert: cert,
 				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: e.tracker(i), OnEvent: e.onEvent(i),
 				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil,
-				ClusterDNS: e.dnsServers})
+				ClusterDNS: e.dnsServers, Tracing: tracing})
 			return err
 		})
 	}

@@ -21,10 +21,17 @@ var podnetSkipped error
 // command's. Call it before reading stdin or drawing anything. A test
 // binary running a command in process is not run again.
 func (c *clusterFlags) enterPodNetwork() (ran bool, err error) {
-	if podnet.Inside() || testing.Testing() || c.runtime != "sim" ||
-		c.etcdEndpoints != "" {
+	if podnet.Inside() {
+		return false, forwardOTLPInside()
+	}
+	if testing.Testing() || c.runtime != "sim" || c.etcdEndpoints != "" {
 		return false, nil
 	}
+	stopOTLP, err := forwardOTLPFromHost()
+	if err != nil {
+		return true, err // the command stops here with the environment's error
+	}
+	defer stopOTLP()
 	code, err := podnet.Reexec("127.0.0.1:0")
 	if err != nil {
 		podnetSkipped = err

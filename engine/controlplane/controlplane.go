@@ -163,6 +163,9 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		api.Hooks = apihooks.New(cfg.Tracer)
 	}
 	api.ExtraArgs = advertise()
+	if api.ExtraArgs, err = cp.tracingArgs(api.ExtraArgs); err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
 	if cp.API, err = upstream.StartAPIServer(ctx, api); err != nil {
 		return err
 	}

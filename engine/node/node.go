@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/apis/apiserver"
@@ -31,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/connrotation"
+	tracingapi "k8s.io/component-base/tracing/api/v1"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	"k8s.io/mount-utils"
 
@@ -100,6 +100,10 @@ type Config struct {
 	// minute, so a deleted pod leaves no container or snapshot behind for
 	// longer than one collection period.
 	RealContainers bool
+	// Tracing, when set, is the kubelet's tracing block (its
+	// KubeletConfiguration's tracing): the kubelet sends its own spans
+	// (syncPod, its API requests) to the OTLP endpoint there.
+	Tracing *tracingapi.TracingConfiguration
 }
 
 // Node is a running kubelet.
@@ -145,6 +149,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
+	server.KubeletConfiguration.Tracing = cfg.Tracing
+	tp, err := tracerProvider(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
 	tracker := kubeletutil.NewPodStartupLatencyTracker()
 	if cfg.Tracker != nil {
 		tracker = cfg.Tracker(tracker)
@@ -165,7 +174,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		HostUtil:                  hostUtil{hostutil.NewFakeHostUtil(nil)},
 		PodStartupLatencyTracker:  tracker,
 		NodeStartupLatencyTracker: kubeletutil.NewNodeStartupLatencyTracker(),
-		TracerProvider:            noopoteltrace.NewTracerProvider(),
+		TracerProvider:            tp,
 		TLSConfig:                 &tls.Config{Certificates: []tls.Certificate{cfg.ServingCert}, MinVersion: tls.VersionTLS12},
 		Recorder:                  recorder(ctx, cfg, client),
 	}
