@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/pki"
@@ -32,6 +33,14 @@ import (
 // ClusterDNSIP is the kube-dns Service's address, as kubeadm chooses it:
 // the tenth of the service range (10.96.0.0/12).
 const ClusterDNSIP = "10.96.0.10"
+
+// dnsEndpointIP is the kube-dns Service's endpoint, where CoreDNS answers
+// too: the control plane's address, as for a pod on the host network of
+// the control-plane node (kind's CoreDNS pods run there). kube-proxy's
+// rules lead ClusterDNSIP there; without them, CoreDNS answers on
+// ClusterDNSIP itself, made local. The endpoint cannot be ClusterDNSIP:
+// kube-proxy rejects traffic still bound for a ClusterIP after its rules.
+var dnsEndpointIP = controlplane.AdvertiseAddress
 
 // Ports of the kube-dns Service, as kubeadm's CoreDNS addon has them.
 const (
@@ -95,8 +104,8 @@ func (e *Engine) startCoreDNS(ctx context.Context) error {
 		return fmt.Errorf("cluster DNS: %w", err)
 	}
 	e.DNS, err = upstream.StartCoreDNS(ctx, upstream.CoreDNSConfig{Kubeconfig: kubeconfig, Domain: node.ClusterDomain,
-		Listen:  net.JoinHostPort(ClusterDNSIP, fmt.Sprint(dnsPort)),
-		Metrics: net.JoinHostPort(ClusterDNSIP, fmt.Sprint(metricsPort))})
+		Listen: net.JoinHostPort(ClusterDNSIP, fmt.Sprint(dnsPort)), Also: []string{dnsEndpointIP},
+		Metrics: net.JoinHostPort(dnsEndpointIP, fmt.Sprint(metricsPort))})
 	if err != nil {
 		return err
 	}
@@ -109,7 +118,7 @@ func (e *Engine) startCoreDNS(ctx context.Context) error {
 // Deployment and ConfigMap: the coredns ServiceAccount, the system:coredns
 // ClusterRole and its binding, and the kube-dns Service, without a
 // selector since no Pod serves it, with its Endpoints and EndpointSlice
-// naming ClusterDNSIP, where CoreDNS answers, kept as kube-apiserver keeps
+// naming dnsEndpointIP, where CoreDNS answers, kept as kube-apiserver keeps
 // default/kubernetes's (the Endpoints not mirrored, the EndpointSlice
 // managed by podtrace).
 func applyKubeDNS(ctx context.Context, client kubernetes.Interface) error {
@@ -143,7 +152,7 @@ func applyKubeDNS(ctx context.Context, client kubernetes.Interface) error {
 	owner := metav1ac.OwnerReference().WithAPIVersion("v1").WithKind("Service").WithName(kubeDNS).
 		WithUID(applied.UID).WithController(true).WithBlockOwnerDeletion(true)
 	endpoints := corev1ac.Endpoints(kubeDNS, ns).WithLabels(with(labels, discoveryv1.LabelSkipMirror, "true")).
-		WithSubsets(corev1ac.EndpointSubset().WithAddresses(corev1ac.EndpointAddress().WithIP(ClusterDNSIP)).WithPorts(
+		WithSubsets(corev1ac.EndpointSubset().WithAddresses(corev1ac.EndpointAddress().WithIP(dnsEndpointIP)).WithPorts(
 			corev1ac.EndpointPort().WithName("dns").WithPort(dnsPort).WithProtocol(corev1.ProtocolUDP),
 			corev1ac.EndpointPort().WithName("dns-tcp").WithPort(dnsPort).WithProtocol(corev1.ProtocolTCP),
 			corev1ac.EndpointPort().WithName("metrics").WithPort(metricsPort).WithProtocol(corev1.ProtocolTCP)))
@@ -153,7 +162,7 @@ func applyKubeDNS(ctx context.Context, client kubernetes.Interface) error {
 	slice := discoveryv1ac.EndpointSlice(kubeDNS, ns).
 		WithLabels(with(with(labels, discoveryv1.LabelServiceName, kubeDNS), discoveryv1.LabelManagedBy, managedBy)).
 		WithOwnerReferences(owner).WithAddressType(discoveryv1.AddressTypeIPv4).
-		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(ClusterDNSIP).
+		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(dnsEndpointIP).
 			WithConditions(discoveryv1ac.EndpointConditions().WithReady(true).WithServing(true).WithTerminating(false))).
 		WithPorts(slicePort("dns", dnsPort, corev1.ProtocolUDP), slicePort("dns-tcp", dnsPort, corev1.ProtocolTCP),
 			slicePort("metrics", metricsPort, corev1.ProtocolTCP))

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/podnet"
 )
@@ -60,8 +61,8 @@ func TestClusterDNS(t *testing.T) {
 			t.Errorf("kubectl get svc -n kube-system: kube-dns %q, want ClusterIP %s 53/UDP,53/TCP,9153/TCP", row, engine.ClusterDNSIP)
 		}
 		row = rowNamed(kubectl(t, "get", "endpointslices", "-n", "kube-system"), "kube-dns")
-		if len(row) < 4 || row[1] != "IPv4" || row[2] != "53,53,9153" || row[3] != engine.ClusterDNSIP {
-			t.Errorf("kubectl get endpointslices -n kube-system: kube-dns %q, want IPv4 53,53,9153 %s", row, engine.ClusterDNSIP)
+		if len(row) < 4 || row[1] != "IPv4" || row[2] != "53,53,9153" || row[3] != controlplane.AdvertiseAddress {
+			t.Errorf("kubectl get endpointslices -n kube-system: kube-dns %q, want IPv4 53,53,9153 %s", row, controlplane.AdvertiseAddress)
 		}
 		if got := kubectl(t, "get", "pods", "-n", "kube-system", "-o", "name"); got != "" {
 			t.Errorf("kube-system has pods podtrace does not run: %s", got)

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
@@ -90,6 +91,10 @@ type Engine struct {
 	// where it cannot run; NoClusterDNS then says why.
 	DNS          *upstream.CoreDNS
 	NoClusterDNS error
+	// Proxy is kube-proxy (engine/upstream), which makes Services route,
+	// nil where it cannot run; NoServiceProxy then says why.
+	Proxy          *upstream.KubeProxy
+	NoServiceProxy error
 
 	speed           atomic.Uint64 // math.Float64bits of the runtime speed
 	cancel          context.CancelFunc
@@ -143,6 +148,11 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if dnsErr := <-dns; err == nil {
 		err = dnsErr
 	}
+	if err == nil && e.serviceProxy(cfg) {
+		err = e.startKubeProxy(ctx, cfg)
+	} else if e.NoServiceProxy != nil {
+		klog.InfoS("Running without kube-proxy", "reason", e.NoServiceProxy)
+	}
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -179,6 +189,9 @@ func (e *Engine) Close() error {
 	defer e.restoreMemLimit()
 	if e.DNS != nil {
 		e.DNS.Stop() // before kube-apiserver, which its watches would miss
+	}
+	if e.Proxy != nil {
+		e.Proxy.Stop()
 	}
 	for _, s := range e.sims {
 		_ = s.Shutdown(context.Background()) // saves the records a restart on the data dir finds

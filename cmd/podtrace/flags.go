@@ -164,6 +164,9 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	if e.NoClusterDNS != nil {
 		fmt.Fprintf(os.Stderr, "podtrace: %v\n", e.NoClusterDNS) // logged too
 	}
+	if e.NoServiceProxy != nil {
+		fmt.Fprintf(os.Stderr, "podtrace: %v\n", e.NoServiceProxy) // logged too
+	}
 	for _, f := range c.faults {
 		e.Tracer.Faults.Add(f)
 	}

@@ -33,6 +33,9 @@ type CoreDNSConfig struct {
 	// Listen is the address DNS is served on, UDP and TCP ("10.96.0.10:53";
 	// port 0 picks one).
 	Listen string
+	// Also are more addresses answered on Listen's port: the kube-dns
+	// endpoint's, which kube-proxy's rules lead the Service's traffic to.
+	Also []string
 	// Metrics, when set, is where the prometheus plugin serves /metrics
 	// ("10.96.0.10:9153").
 	Metrics string
@@ -110,8 +113,8 @@ func shutdown(i *caddy.Instance) {
 }
 
 // Corefile is kubeadm's Corefile for CoreDNS (cmd/kubeadm's CoreDNS
-// addon) with podtrace's differences: CoreDNS listens on cfg.Listen only
-// (bind) and serves metrics on cfg.Metrics; the kubernetes plugin reads
+// addon) with podtrace's differences: CoreDNS listens on cfg.Listen and
+// cfg.Also only (bind) and serves metrics on cfg.Metrics; the kubernetes plugin reads
 // cfg.Kubeconfig and is authoritative for the reverse zones too (no
 // fallthrough: there is nothing to fall through to); and in place of
 // forwarding other names to the host's resolvers, which would send queries
@@ -125,6 +128,12 @@ func Corefile(cfg CoreDNSConfig) (string, error) {
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return "", fmt.Errorf("CoreDNS: listen address %q: want IP:port", cfg.Listen)
+	}
+	for _, ip := range cfg.Also {
+		if net.ParseIP(ip) == nil {
+			return "", fmt.Errorf("CoreDNS: address %q: want an IP", ip)
+		}
+		host += " " + ip
 	}
 	if cfg.Kubeconfig == "" || cfg.Domain == "" {
 		return "", errors.New("CoreDNS: a kubeconfig and a cluster domain are needed")

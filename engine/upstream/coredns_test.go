@@ -53,6 +53,14 @@ func TestCorefile(t *testing.T) {
 			t.Errorf("%+v:\n%s\nwant:\n%s", tc.cfg, got, tc.want)
 		}
 	}
+	// Also's addresses are bound beside Listen's, in both server blocks.
+	got, _ := upstream.Corefile(upstream.CoreDNSConfig{Kubeconfig: "/k", Listen: "10.96.0.10:53", Also: []string{"172.18.0.1"}, Domain: "cluster.local"})
+	if strings.Count(got, "bind 10.96.0.10 172.18.0.1\n") != 2 {
+		t.Errorf("the Corefile does not bind 10.96.0.10 and 172.18.0.1 in both blocks:\n%s", got)
+	}
+	if _, err := upstream.Corefile(upstream.CoreDNSConfig{Kubeconfig: "/k", Listen: "10.96.0.10:53", Also: []string{"dns"}, Domain: "cluster.local"}); err == nil {
+		t.Error("Also names no address, and the Corefile was written")
+	}
 	// No server block forwards: nothing leaves the machine.
 	if got, _ := upstream.Corefile(upstream.CoreDNSConfig{Kubeconfig: "/k", Listen: "10.96.0.10:53", Domain: "cluster.local"}); strings.Contains(got, "forward") {
 		t.Errorf("the Corefile forwards:\n%s", got)
