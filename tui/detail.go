@@ -124,6 +124,9 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 			wrap("Refused at ", who)
 		}
 		wrap("Message    ", l.DeniedMessage)
+		if !l.DeniedNextTry.IsZero() {
+			wrap("Next try   ", ControllerBackoff(controllerName(by.User), l.DeniedNextTry, now))
+		}
 	}
 	if id == stages.Schedule && c.Last.Scheduling != nil {
 		add("", pt.S(pBold, "Scheduling, last attempt"))
@@ -183,6 +186,12 @@ func (m *Model) fmtDuration(d time.Duration) string {
 	return fmtDur(d)
 }
 
+// controllerName is the kube-controller-manager controller a service
+// account user is ("replicaset-controller"), else the user.
+func controllerName(user string) string {
+	return strings.TrimPrefix(user, "system:serviceaccount:kube-system:")
+}
+
 func nodeSuffix(l *lanes.Lane) string {
 	if l.Node == "" {
 		return ""
@@ -199,6 +208,12 @@ func (m *Model) storedView(res detailResult, l *lanes.Lane, w int, now time.Time
 		return []string{"", pt.S(pMuted, clip("Stored object: "+res.err.Error(), w))}
 	}
 	d := res.d
+	if bs := d.Backoffs(); len(bs) > 0 {
+		out = append(out, "", pt.S(pBold, "Back-offs"))
+		for _, b := range bs {
+			out = append(out, "  "+clip(b.String(now), w-2))
+		}
+	}
 	if len(d.Conditions) > 0 {
 		out = append(out, "", pt.S(pBold, "Conditions"))
 		for _, c := range d.Conditions {

@@ -68,6 +68,8 @@ type PodDetail struct {
 	Owner      string
 	Conditions []Condition
 	Events     []K8sEvent
+	// Waiting are its containers waiting to (re)start.
+	Waiting []ContainerWait
 	// Object is the stored object (YAML), shown while the pod is held at a breakpoint.
 	Object string
 }
@@ -163,8 +165,9 @@ type ClockControl interface {
 	// cluster's simulated runtime speed.
 	SetSpeed(speed float64) error
 	// FastForward runs what is pending now (a replay's next event, a
-	// cluster's scheduling retries) and says what that was, for the
-	// status line, or why nothing was pending.
+	// cluster's scheduling retries and controller syncs) and says what that
+	// was, for the status line, or why nothing was pending (whose waits
+	// remain and how long is left).
 	FastForward() (string, error)
 	// RealTime reports whether the Source's events are stamped on real
 	// time, as a live cluster's components run on whatever the keys do,

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"strings"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -115,28 +113,6 @@ func (c paceControl) SetSpeed(speed float64) error { return c.e.SetSpeed(speed) 
 // RealTime is true: the components run on real time whatever the keys do,
 // and the events are stamped on it.
 func (c paceControl) RealTime() bool { return true }
-
-// FastForward runs the pending retries now: kube-scheduler's (every pod
-// waiting in its unschedulable or back-off queue is activated, as a
-// cluster event would), and ends the waits of delay faults, and says how
-// many of each.
-func (c paceControl) FastForward() (string, error) {
-	activated := 0
-	if c.e.Scheduler != nil {
-		activated = c.e.Scheduler.ActivatePending(context.Background())
-	}
-	var ran []string
-	if activated > 0 {
-		ran = append(ran, plural(activated, "pending pod")+" back in kube-scheduler's queue")
-	}
-	if skipped := c.e.Tracer.Faults.SkipDelays(); skipped > 0 {
-		ran = append(ran, plural(skipped, "delay fault")+" ended")
-	}
-	if len(ran) == 0 {
-		return "", fmt.Errorf("nothing to fast-forward: the real kubelet's back-offs run on real time")
-	}
-	return strings.Join(ran, ", "), nil
-}
 
 // plural is "1 thing" or "n things".
 func plural(n int, thing string) string {

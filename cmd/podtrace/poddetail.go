@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -30,6 +31,15 @@ func podDetail(ctx context.Context, client kubernetes.Interface, namespace, name
 	for _, c := range p.Status.Conditions {
 		d.Conditions = append(d.Conditions, tui.Condition{Type: string(c.Type), Status: string(c.Status),
 			Reason: c.Reason, Message: c.Message, LastTransition: c.LastTransitionTime.Time})
+	}
+	for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if w := st.State.Waiting; w != nil {
+			cw := tui.ContainerWait{Container: st.Name, Reason: w.Reason, Message: w.Message}
+			if t := st.LastTerminationState.Terminated; t != nil {
+				cw.LastExit = t.FinishedAt.Time
+			}
+			d.Waiting = append(d.Waiting, cw)
+		}
 	}
 	evs, err := c.Events(namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(p.UID)).String()})

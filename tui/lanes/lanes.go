@@ -71,6 +71,9 @@ type Lane struct {
 	// refused it (its stage, user, verb and the whole message).
 	DeniedReason, DeniedMessage string
 	DeniedBy                    stages.Event
+	// DeniedNextTry is when the owner's controller tries the create again
+	// (the end of its workqueue back-off); zero when unknown.
+	DeniedNextTry time.Time
 	// Pods and ReadyPods, on an owner, count its pods (refused, deleted
 	// and terminating ones left out) and those Running and ready.
 	Pods, ReadyPods int
@@ -283,9 +286,9 @@ func (s *Store) summarize() {
 		if l.Kind == stages.KindPod {
 			continue
 		}
-		dr, dm, by := s.deniedChild(l.Key())
-		if dr != l.DeniedReason || dm != l.DeniedMessage {
-			l.DeniedReason, l.DeniedMessage, l.DeniedBy = dr, dm, by
+		dr, dm, by, next := s.deniedChild(l.Key())
+		if dr != l.DeniedReason || dm != l.DeniedMessage || !next.Equal(l.DeniedNextTry) {
+			l.DeniedReason, l.DeniedMessage, l.DeniedBy, l.DeniedNextTry = dr, dm, by, next
 			l.Version++
 			s.Version++
 		}
@@ -308,8 +311,9 @@ func (s *Store) summarize() {
 
 // deniedChild returns the reason and message of the latest refused create
 // among an owner's pods, when it is later than every pod it did create,
-// and the event of the API stage that refused it.
-func (s *Store) deniedChild(key string) (reason, message string, by stages.Event) {
+// the event of the API stage that refused it, and when the controller
+// tries again.
+func (s *Store) deniedChild(key string) (reason, message string, by stages.Event, next time.Time) {
 	var latest, created time.Time
 	for _, k := range s.children[key] {
 		if k.Kind != stages.KindPod {
@@ -324,8 +328,9 @@ func (s *Store) deniedChild(key string) (reason, message string, by stages.Event
 		}
 		latest = k.LastTime
 		reason, message = "FailedCreate", ""
+		next = time.Time{}
 		if c := k.Cell(stages.Reconcile); c.State == Failed || c.State == Retrying {
-			reason, message = reasonOr(c.Reason, reason), c.Message
+			reason, message, next = reasonOr(c.Reason, reason), c.Message, c.NextTry
 		}
 		for _, id := range apiStages {
 			if c := k.Cell(id); c.State == Failed && message == "" {
@@ -334,9 +339,9 @@ func (s *Store) deniedChild(key string) (reason, message string, by stages.Event
 		}
 	}
 	if latest.Before(created) {
-		return "", "", stages.Event{}
+		return "", "", stages.Event{}, time.Time{}
 	}
-	return reason, message, by
+	return reason, message, by, next
 }
 
 func maxTime(a, b time.Time) time.Time {

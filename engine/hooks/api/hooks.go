@@ -28,7 +28,8 @@ const Component = "kube-apiserver"
 
 // Hooks installs the seams into one kube-apiserver.
 type Hooks struct {
-	tr *trace.Tracer
+	tr      *trace.Tracer
+	backoff controllerBackoff // the controllers' workqueue back-offs after refused creates
 }
 
 // New returns hooks that report to tr and take its faults and breakpoints.

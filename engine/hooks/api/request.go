@@ -219,9 +219,20 @@ func (r *record) flushLocked(code int, body []byte) {
 		}
 		r.h.tr.Record(r.ref, s.stage, Component, s.start, s.end, status, rs, msg, r.edit)
 	}
-	if code >= http.StatusBadRequest && r.controller != "" && r.verb == "create" {
-		r.h.tr.Emit(r.reconcileEvent(stages.Retrying, time.Time{}, "FailedCreate", "Error creating: "+message))
+	if r.controller == "" || r.verb != "create" {
+		return
 	}
+	owner := ownerFromBody(r.body, r.ref.Namespace)
+	if code < http.StatusBadRequest {
+		r.h.backoff.created(r.controller, owner)
+		return
+	}
+	e := r.reconcileEvent(stages.Retrying, time.Time{}, "FailedCreate", "Error creating: "+message)
+	if owner != "" {
+		next := r.h.backoff.refused(r.controller, owner, e.Time)
+		e.NextTry = &next
+	}
+	r.h.tr.Emit(e)
 }
 
 // finish runs once the response is written.
