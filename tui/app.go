@@ -104,6 +104,9 @@ func New(src Source, opt Options) *Model {
 	m := &Model{src: src, c: c, store: lanes.New(), log: newEventLog(5000), pods: newPodsPane(c),
 		evSel: -1, filter: lineInput{Prompt: "/"}, speed: 1, detail: map[string]detailResult{}}
 	m.refreshStatus(opt.Now())
+	if m.lesson() != nil {
+		m.openLesson(false) // a scenario opens on its story
+	}
 	return m
 }
 

@@ -17,6 +17,9 @@ type Lesson struct {
 	Hints []string
 	// Explanation says what was wrong; it is shown once the goal is met.
 	Explanation string
+	// Progress says, under the story, what the cluster is doing while it
+	// starts and is broken, then how to reach it ("" for nothing).
+	Progress string
 }
 
 // LessonSource is a Source running a workshop scenario: the UI shows its
@@ -147,6 +150,10 @@ func (o *lessonOverlay) view(m *Model, w, h int) []string {
 		out = append(out, pt.S(pBold, l.Title), "")
 		para("", l.Story)
 		out = append(out, "", pt.S(pBold, "Goal: ")+l.Goal)
+		if l.Progress != "" {
+			out = append(out, "")
+			para("", l.Progress)
+		}
 		if m.goalMet != "" {
 			out = append(out, "")
 			met()

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/podtrace/podtrace/stages"
 )
 
 // TestHintsWrapUnderTheirText opens two hints on a narrow terminal: the
@@ -33,5 +36,19 @@ func TestHintsWrapUnderTheirText(t *testing.T) {
 		if at := ansi.StringWidth(l[:strings.Index(l, text)]); at != col {
 			t.Errorf("wrapped line starts at column %d, the hint's text at %d:\n%s", at, col, strings.Join(lines[first:first+3], "\n"))
 		}
+	}
+}
+
+// TestScenarioOpensOnItsStory: a scenario's UI opens on its story, with
+// what the cluster is doing under it.
+func TestScenarioOpensOnItsStory(t *testing.T) {
+	l := testLesson()
+	l.Progress = "Starting the cluster (etcd, the control plane, 3 nodes)… 2s"
+	m := New(&FakeSource{SourceName: "embedded", C: make(chan stages.Event), Scenario: l}, Options{})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	s := ansi.Strip(m.Render())
+	story, progress := strings.Index(s, "The batch job was submitted"), strings.Index(s, "Starting the cluster")
+	if story < 0 || progress < story {
+		t.Fatalf("the story, and the start-up progress under it, are not on the first frame:\n%s", s)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -22,7 +20,6 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
-	"github.com/podtrace/podtrace/tui"
 )
 
 // exitNotAsDocumented is the exit code of `scenario NAME --headless --check`
@@ -73,23 +70,23 @@ behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
 				cf.speed = 10 // a check has nobody watching: run the simulated runtime fast
 			}
 			ctx := c.Context()
+			if !headless {
+				return scenarioUI(ctx, &cf, s, theme)
+			}
 			e, cleanup, err := cf.startNodes(ctx, s.Nodes) // the scenario brings its nodes
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			switch {
-			case check:
+			if check {
 				rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: timeout, Log: os.Stderr})
 				if err != nil {
 					return &exitError{code: exitNotAsDocumented, err: err}
 				}
 				fmt.Printf("scenario %s behaves as documented\n  broken: %s\n  fixed:  %s\n", s.Name, rep.Broken, rep.Fixed)
 				return nil
-			case headless:
-				return scenarioHeadless(ctx, e, s, timeout)
 			}
-			return scenarioUI(ctx, e, s, theme)
+			return scenarioHeadless(ctx, e, s, timeout)
 		},
 	}
 	cf.register(c.Flags(), 3)
@@ -140,10 +137,7 @@ func showScenario(w io.Writer, what string, args []string) error {
 		return err
 	}
 	if what == "explain" {
-		fmt.Fprintf(w, "%s\n\n%s\n\nFix: %s\n", s.Title, s.Explanation, s.Fix.Description)
-		if s.Fix.Apply != "" {
-			fmt.Fprintf(w, "\n%s", s.Fix.Apply)
-		}
+		fmt.Fprintf(w, "%s\n\n%s\n\nFix: %s\n\n%s", s.Title, s.Explanation, s.Fix.Description, fixSteps(s))
 		return nil
 	}
 	n := 1
@@ -156,6 +150,22 @@ func showScenario(w io.Writer, what string, args []string) error {
 		fmt.Fprintf(w, "Hint %d of %d: %s\n", i+1, len(s.Hints), h)
 	}
 	return nil
+}
+
+// fixSteps is the fix as a participant does it: the kubectl commands to
+// paste into a shell, or the keys that remove the faults in the UI.
+func fixSteps(s *scenario.Scenario) string {
+	var b strings.Builder
+	if s.Fix.RemoveFaults {
+		b.WriteString("In the UI: f opens the fault menu on the active fault; Enter removes it (repeat for each fault).\n")
+	}
+	if s.Fix.Apply != "" {
+		fmt.Fprintf(&b, "kubectl apply -f - <<'EOF'\n%s\nEOF\n", strings.TrimRight(s.Fix.Apply, "\n"))
+	}
+	if a := s.Fix.Annotate; a != nil {
+		b.WriteString(a.Kubectl() + "\n")
+	}
+	return b.String()
 }
 
 // writeManifest saves the scenario's (broken) manifest next to the
@@ -241,80 +251,3 @@ func announceGoal(ctx context.Context, e *engine.Engine, s *scenario.Scenario, d
 	}
 	_, _ = e.AdminClient().CoreV1().Events(s.Goal.Namespace).Create(ctx, ev, metav1.CreateOptions{}) // the stage event already told
 }
-
-// scenarioUI shows the story, waits for Enter, breaks the cluster and opens
-// the UI; a goal met is announced in the event stream, and again with the
-// explanation once the UI closes.
-func scenarioUI(ctx context.Context, e *engine.Engine, s *scenario.Scenario, theme string) error {
-	manifest, err := writeManifest(e, s)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(os.Stderr, briefing(s))
-	fmt.Fprintf(os.Stderr, "\nThe manifest applied is %s: edit it and apply it again (a, then \"manifest file…\").\n", manifest)
-	fmt.Fprintf(os.Stderr, "In the UI: S the story, H a hint, e events, enter details, a apply a corrected manifest, f faults (remove them there), ? keys.\n"+
-		"Or in another terminal: podtrace scenario hint "+s.Name+" 1 (then 2, 3 ...).\n"+
-		"kubectl works too: export KUBECONFIG=%s\n\nPress Enter to see the cluster.", e.Kubeconfig)
-	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	src, err := newEngineSource(ctx, e)
-	if err != nil {
-		return err
-	}
-	// The manifest is applied in the background: a slow stage (etcd-slow)
-	// must not keep the UI from opening.
-	prepared := make(chan error, 1)
-	go func() { prepared <- s.Prepare(ctx, e) }()
-	var mu sync.Mutex
-	solved := ""
-	lsrc := &scenarioSource{engineSource: src, lesson: &tui.Lesson{Title: s.Title, Story: s.Story,
-		Goal: s.Goal.Description, Hints: s.Hints, Explanation: s.Explanation},
-		met: func() string { mu.Lock(); defer mu.Unlock(); return solved }}
-	uiCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var prepErr error
-	go func() {
-		if err := <-prepared; err != nil {
-			mu.Lock()
-			prepErr = err
-			mu.Unlock()
-			return
-		}
-		_ = waitGoal(uiCtx, e, s, time.Second, func(detail string) {
-			mu.Lock()
-			solved = detail
-			mu.Unlock()
-			announceGoal(ctx, e, s, detail)
-		})
-	}()
-	uiErr := tui.Run(uiCtx, lsrc, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
-	mu.Lock()
-	defer mu.Unlock()
-	if prepErr != nil {
-		return prepErr
-	}
-	if solved != "" {
-		fmt.Fprintf(os.Stderr, "Goal met: %s\n\n%s\n", solved, s.Explanation)
-	} else {
-		fmt.Fprintf(os.Stderr, "Goal not met yet (%s). Hints:\n", s.Goal.Description)
-		for i, h := range s.Hints {
-			fmt.Fprintf(os.Stderr, "  %d. %s\n", i+1, h)
-		}
-	}
-	return uiErr
-}
-
-// scenarioSource is the embedded cluster with the scenario's story, hints
-// and goal for the UI (S, H, and the banner once the goal is met).
-type scenarioSource struct {
-	*engineSource
-	lesson *tui.Lesson
-	met    func() string
-}
-
-// Lesson returns the scenario as the UI shows it.
-func (s *scenarioSource) Lesson() *tui.Lesson { return s.lesson }
-
-// GoalMet says how the goal holds, "" while it does not.
-func (s *scenarioSource) GoalMet() string { return s.met() }

@@ -63,9 +63,10 @@ type expectYAML struct {
 }
 
 type fixYAML struct {
-	Description  string `yaml:"description"`
-	Apply        string `yaml:"apply"`
-	RemoveFaults bool   `yaml:"removeFaults"`
+	Description  string        `yaml:"description"`
+	Apply        string        `yaml:"apply"`
+	RemoveFaults bool          `yaml:"removeFaults"`
+	Annotate     *annotateYAML `yaml:"annotate"`
 }
 
 // LoadFile reads a scenario file; the scenario is named after the file.
@@ -223,6 +224,11 @@ func (p parser) build(l *layout) (*Scenario, error) {
 			return nil, p.errorf([]any{"fix", "apply"}, "%v", err)
 		}
 	}
+	a, err := p.annotate(l.Fix.Annotate, s.Goal.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	s.Fix.Annotate = a
 	return s, nil
 }
 

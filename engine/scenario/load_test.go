@@ -80,6 +80,8 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{"wrong type", "hints: [look]", "hints: {a: b}", "mine.yaml: line 17: cannot unmarshal !!map into []string"},
 		{"bad restart period", "nodes: 2", "nodes: 2\nkubelet: {maxContainerRestartPeriod: 10ms}", `mine.yaml:4: field kubelet.maxContainerRestartPeriod: "10ms" is not a duration of at least 1s`},
 		{"kubelet typo", "nodes: 2", "nodes: 2\nkubelet: {maxRestartPeriod: 10s}", "mine.yaml:4: unknown field kubelet.maxRestartPeriod (known here: maxContainerRestartPeriod)"},
+		{"annotation without value", "  removeFaults: true", "  removeFaults: true\n  annotate: {resource: replicasets, selector: app=web, annotation: retry}", "mine.yaml:20: field fix.annotate.annotation: want KEY=VALUE"},
+		{"bad selector", "  removeFaults: true", "  removeFaults: true\n  annotate: {resource: replicasets, selector: 'app in', annotation: a=b}", "mine.yaml:20: field fix.annotate.selector: want a label selector"},
 		{"bad duration", "    reason: ErrImagePull", "    reason: ErrImagePull\n    minDuration: soon", `mine.yaml:17: field expect[0].minDuration: "soon" is not a positive duration`},
 	}
 	for _, tt := range tests {

@@ -133,6 +133,11 @@ func (s *Scenario) ApplyFix(ctx context.Context, e *engine.Engine) error {
 			return fmt.Errorf("scenario %s: fix: %w", s.Name, err)
 		}
 	}
+	if s.Fix.Annotate != nil {
+		if _, err := s.Fix.Annotate.Run(ctx, e); err != nil {
+			return fmt.Errorf("scenario %s: fix: %w", s.Name, err)
+		}
+	}
 	return nil
 }
 

@@ -85,4 +85,8 @@ type Fix struct {
 	Apply string
 	// RemoveFaults removes every injected fault (the broken component recovers).
 	RemoveFaults bool
+	// Annotate, when set, is run after Apply, as kubectl annotate: a real
+	// update of the objects, which makes their controller sync at once
+	// instead of at the end of its back-off.
+	Annotate *Annotate
 }

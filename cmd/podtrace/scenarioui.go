@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/tui"
+)
+
+// scenarioUI opens the UI at once on the scenario's story, with the
+// cluster's start-up progress under it; behind it the cluster starts, is
+// broken as the story says, and the goal is watched (a goal met opens the
+// banner). q says it is stopping the cluster and stops it; the goal met, or
+// the hints, are printed once the UI has closed.
+func scenarioUI(ctx context.Context, cf *clusterFlags, s *scenario.Scenario, theme string) error {
+	uiCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &scenarioPlay{s: s, started: time.Now()}
+	src := newSource(uiCtx)
+	lsrc := &scenarioSource{engineSource: src, play: p}
+	var cleanup func()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		if cleanup, err = p.run(uiCtx, cf, src); err != nil && !errors.Is(err, context.Canceled) {
+			p.fail(err)
+			src.setFailed()
+			cancel()
+		}
+	}()
+	uiErr := tui.Run(uiCtx, lsrc, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
+	cancel()
+	fmt.Fprintln(os.Stderr, "stopping the cluster…")
+	<-done
+	if cleanup != nil {
+		cleanup()
+	}
+	return p.report(uiErr)
+}
+
+// scenarioPlay is one run of a scenario in the UI: where it stands, for
+// the story box and the goal banner.
+type scenarioPlay struct {
+	s       *scenario.Scenario
+	started time.Time
+
+	mu       sync.Mutex
+	progress string // "" while the cluster starts
+	solved   string // how the goal holds, once it does
+	err      error  // why the cluster could not start or break
+}
+
+// run starts the cluster, attaches src, breaks the cluster and watches the
+// goal until ctx ends. The cleanup it returns stops the cluster (nil when
+// it did not start).
+func (p *scenarioPlay) run(ctx context.Context, cf *clusterFlags, src *engineSource) (func(), error) {
+	e, cleanup, err := cf.startNodes(ctx, p.s.Nodes) // the scenario brings its nodes
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := writeManifest(e, p.s)
+	if err != nil {
+		return cleanup, err
+	}
+	if err := src.attach(e); err != nil {
+		return cleanup, err
+	}
+	p.set("The cluster is up; breaking it as the story says…")
+	if err := p.s.Prepare(ctx, e); err != nil {
+		return cleanup, err
+	}
+	p.set(fmt.Sprintf("The cluster is broken as the story says. The manifest applied is %s: edit it and apply it again "+
+		"(a, then \"manifest file…\"). kubectl works too: export KUBECONFIG=%s", manifest, e.Kubeconfig))
+	return cleanup, waitGoal(ctx, e, p.s, time.Second, func(detail string) {
+		p.mu.Lock()
+		p.solved = detail
+		p.mu.Unlock()
+		announceGoal(ctx, e, p.s, detail)
+	})
+}
+
+func (p *scenarioPlay) set(progress string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.progress = progress
+}
+
+func (p *scenarioPlay) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.err = err
+}
+
+// lesson is the scenario as the UI shows it now.
+func (p *scenarioPlay) lesson() *tui.Lesson {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	progress := p.progress
+	if progress == "" {
+		progress = fmt.Sprintf("Starting the cluster (etcd, the control plane, %s)… %ds", plural(len(p.s.Nodes), "node"),
+			int(time.Since(p.started).Seconds()))
+	}
+	return &tui.Lesson{Title: p.s.Title, Story: p.s.Story, Goal: p.s.Goal.Description, Hints: p.s.Hints,
+		Explanation: p.s.Explanation, Progress: progress}
+}
+
+// report prints, once the UI has closed, the goal met and the explanation,
+// or the hints; it returns the error that ended the run, if any.
+func (p *scenarioPlay) report(uiErr error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
+	if p.solved != "" {
+		fmt.Fprintf(os.Stderr, "Goal met: %s\n\n%s\n", p.solved, p.s.Explanation)
+	} else {
+		fmt.Fprintf(os.Stderr, "Goal not met yet (%s). Hints:\n", p.s.Goal.Description)
+		for i, h := range p.s.Hints {
+			fmt.Fprintf(os.Stderr, "  %d. %s\n", i+1, h)
+		}
+	}
+	return uiErr
+}
+
+// scenarioSource is the embedded cluster with the scenario's story, hints
+// and goal for the UI (S, H, and the banner once the goal is met).
+type scenarioSource struct {
+	*engineSource
+	play *scenarioPlay
+}
+
+// Lesson returns the scenario as the UI shows it.
+func (s *scenarioSource) Lesson() *tui.Lesson { return s.play.lesson() }
+
+// GoalMet says how the goal holds, "" while it does not.
+func (s *scenarioSource) GoalMet() string {
+	s.play.mu.Lock()
+	defer s.play.mu.Unlock()
+	return s.play.solved
+}
