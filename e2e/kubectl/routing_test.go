@@ -1,6 +1,8 @@
 package kubectle2e
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,9 @@ spec:
 func TestServiceRouting(t *testing.T) {
 	if !podnet.Inside() {
 		t.Skip("Services route only in the pod network namespace (Linux with user namespaces)")
+	}
+	if _, err := exec.LookPath("nft"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("kube-proxy's nftables mode needs nft (Debian's nftables)")
 	}
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		if c.e.NoServiceProxy != nil {
