@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/podtrace/podtrace/engine/attach"
+	"github.com/podtrace/podtrace/engine/attach/spans"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/source/rows"
@@ -35,6 +36,8 @@ func newAttachCmd() *cobra.Command {
 		audit    string
 		headless bool
 		theme    string
+		otlp     string
+		printCfg bool
 	)
 	c := &cobra.Command{
 		Use:   "attach [pod/NAME|deploy/NAME] [flags]",
@@ -42,8 +45,13 @@ func newAttachCmd() *cobra.Command {
 		Long: `Attach to a real cluster, picked from a kubeconfig with kubectl's own flags,
 and draw the lanes of its pods (all of a namespace, every namespace with -A, or
 one pod or Deployment), read-only, from its objects and Events (one-second
-resolution). --record keeps the stream for podtrace replay.`,
+resolution). --record keeps the stream for podtrace replay. With --otlp-listen,
+the cluster's own OpenTelemetry spans (kube-apiserver, kubelet, containerd 2.x)
+give the stages they cover millisecond start and end; --print-tracing-config
+prints what to set on the cluster for that (docs/tracing.md).`,
 		Example: `  podtrace attach --context prod -n shop
+  podtrace attach -n shop --otlp-listen 127.0.0.1:4317
+  podtrace attach --print-tracing-config --otlp-listen 10.0.0.5:4317
   podtrace attach deploy/web -n shop --record web.jsonl
   podtrace attach -A --headless`,
 		Args: cobra.MaximumNArgs(1),
@@ -54,7 +62,12 @@ resolution). --record keeps the stream for podtrace replay.`,
 	c.Flags().StringVar(&audit, "audit-log", "", "read authn, authz and admission per request from the API server's audit log `FILE` (JSON lines)")
 	c.Flags().BoolVar(&headless, "headless", false, "print stage events as JSON lines on stdout instead of opening the UI")
 	c.Flags().StringVar(&theme, "theme", "", "UI theme: dark, light, high-contrast, colorblind")
+	c.Flags().StringVar(&otlp, "otlp-listen", "", "receive the cluster's own spans over OTLP/gRPC on `HOST:PORT` (e.g. 127.0.0.1:4317) and fold them into the lanes")
+	c.Flags().BoolVar(&printCfg, "print-tracing-config", false, "print the kube-apiserver, kubelet and containerd settings that send a 1.36 cluster's spans to --otlp-listen's address, and exit")
 	c.RunE = func(c *cobra.Command, args []string) error {
+		if printCfg {
+			return printTracingConfig(c.OutOrStdout(), otlp)
+		}
 		var target attach.Target
 		if len(args) == 1 {
 			var err error
@@ -76,7 +89,7 @@ resolution). --record keeps the stream for podtrace replay.`,
 			ns = ""
 		}
 		return attachRun(c.Context(), cfg, contextName, ns, target, attachOptions{record: recordTo, audit: audit,
-			headless: headless, theme: theme})
+			headless: headless, theme: theme, otlpListen: otlp})
 	}
 	return c
 }
@@ -85,6 +98,8 @@ resolution). --record keeps the stream for podtrace replay.`,
 type attachOptions struct {
 	record, audit, theme string
 	headless             bool
+	// otlpListen is where to receive the cluster's spans; empty for none.
+	otlpListen string
 }
 
 // attachRun watches the cluster of cfg and shows its lanes until ctx ends.
@@ -104,6 +119,13 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 		return err
 	}
 	defer stopExport()
+	if o.otlpListen != "" {
+		r, err := spans.Listen(ctx, o.otlpListen, hub)
+		if err != nil {
+			return err
+		}
+		defer r.Stop()
+	}
 	if o.record != "" {
 		stopRecord, err := record(hub, src.rows.Tee(ctx), o.record)
 		if err != nil {
