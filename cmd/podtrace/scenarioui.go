@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -39,9 +40,25 @@ func scenarioUI(ctx context.Context, cf *clusterFlags, s *scenario.Scenario, the
 	fmt.Fprintln(os.Stderr, "stopping the cluster…")
 	<-done
 	if cleanup != nil {
+		if e := src.engine(); e != nil {
+			releaseHolds(e)
+		}
 		cleanup()
 	}
 	return p.report(uiErr)
+}
+
+// releaseHolds lets every request a scenario's fault or a breakpoint
+// holds go on (delays ended, faults removed, held pods continued, the
+// gates resumed), so that stopping the cluster does not wait for them.
+func releaseHolds(e *engine.Engine) {
+	t := e.Tracer
+	t.Faults.SkipDelays()
+	for _, f := range t.Faults.List() {
+		t.Faults.Remove(f.ID)
+	}
+	t.Breaks.ContinueAll()
+	t.Resume()
 }
 
 // scenarioPlay is one run of a scenario in the UI: where it stands, for

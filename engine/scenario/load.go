@@ -344,6 +344,16 @@ func Lookup(name string) (*Scenario, error) {
 	if strings.ContainsRune(name, filepath.Separator) || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
 		return LoadFile(name)
 	}
+	if scenarioName.MatchString(name) {
+		// Only this one is parsed: the UI's first frame waits for it.
+		if data, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml")); err == nil {
+			s, err := Parse(data, name+".yaml")
+			if err != nil {
+				return nil, fmt.Errorf("built-in scenario %w", err)
+			}
+			return s, nil
+		}
+	}
 	all, err := Builtin()
 	if err != nil {
 		return nil, err
