@@ -92,3 +92,18 @@ func ControllerBackoff(controller string, next, now time.Time) string {
 	return when + ": " + controller + "'s workqueue back-off (5ms, doubling with each refused create, up to 16m40s); " +
 		"an update of the owner or its pods (> here, or kubectl annotate) makes it sync now"
 }
+
+// schedulerRetryMax is kube-scheduler's DefaultPodMaxInUnschedulablePodsDuration:
+// a pod that no cluster event moved back to its active queue is retried
+// once it has waited that long among the unschedulable pods.
+const schedulerRetryMax = 5 * time.Minute
+
+// SchedulerWait says when kube-scheduler tries an unschedulable pod again,
+// its last attempt at last.
+func SchedulerWait(last, now time.Time) string {
+	when := "else 5m after the last attempt"
+	if at := last.Add(schedulerRetryMax); !last.IsZero() && at.After(now) {
+		when = "else in " + duration.HumanDuration(at.Sub(now)) + " (" + at.Format("15:04:05") + ")"
+	}
+	return "on a cluster change that may let it fit, " + when + ": kube-scheduler's unschedulable queue; > retries now"
+}

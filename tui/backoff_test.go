@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,5 +55,15 @@ func TestControllerBackoffSaysWhenAndHowToSkip(t *testing.T) {
 	}
 	if got := ControllerBackoff("replicaset-controller", now.Add(-time.Second), now); got[:7] != "due now" {
 		t.Errorf("a passed retry: %q", got)
+	}
+}
+
+// TestSchedulerWaitSaysTheLatestRetry: an unschedulable pod is tried again
+// on a cluster event, or after kube-scheduler's 5 minutes.
+func TestSchedulerWaitSaysTheLatestRetry(t *testing.T) {
+	now := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
+	got := SchedulerWait(now.Add(-time.Minute), now)
+	if !strings.Contains(got, "else in 4m (15:04:00)") || !strings.Contains(got, "> retries now") {
+		t.Errorf("%q", got)
 	}
 }

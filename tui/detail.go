@@ -128,6 +128,9 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 			wrap("Next try   ", ControllerBackoff(controllerName(by.User), l.DeniedNextTry, now))
 		}
 	}
+	if id == stages.Schedule && c.State == lanes.Retrying {
+		wrap("Next try   ", SchedulerWait(c.Last.Time, now))
+	}
 	if id == stages.Schedule && c.Last.Scheduling != nil {
 		add("", pt.S(pBold, "Scheduling, last attempt"))
 		add(schedulingMatrix(m, c.Last.Scheduling, w)...)
