@@ -73,7 +73,13 @@ type Folder struct {
 type held struct {
 	spans  []Span
 	rootAt time.Time // when its root span arrived; zero before
+	last   time.Time // when its last span arrived
 }
+
+// Abandon is how long a trace whose root never arrives (a client that
+// propagates its context but exports nothing here) waits after its last
+// span before it is folded as it is.
+const Abandon = time.Minute
 
 // maxAuthn bounds the authentication spans kept for matching to requests.
 const maxAuthn = 4096
@@ -103,6 +109,7 @@ func (f *Folder) Add(spans ...Span) {
 			f.traces[s.Trace] = h
 		}
 		h.spans = append(h.spans, s)
+		h.last = now
 		if s.Parent == "" && h.rootAt.IsZero() {
 			h.rootAt = now
 		}
@@ -118,20 +125,21 @@ func (f *Folder) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			f.foldDue(now.Add(-f.hold))
+			f.foldDue(now.Add(-f.hold), now.Add(-Abandon))
 		}
 	}
 }
 
-// Flush folds every trace whose root span has arrived.
-func (f *Folder) Flush() { f.foldDue(time.Now().Add(time.Hour)) }
+// Flush folds every trace held.
+func (f *Folder) Flush() { f.foldDue(time.Now().Add(time.Hour), time.Now().Add(time.Hour)) }
 
-// foldDue folds the traces whose root arrived before cutoff.
-func (f *Folder) foldDue(cutoff time.Time) {
+// foldDue folds the traces whose root arrived before cutoff, and those
+// without a root whose last span arrived before abandon.
+func (f *Folder) foldDue(cutoff, abandon time.Time) {
 	f.mu.Lock()
 	var due [][]Span
 	for id, h := range f.traces {
-		if !h.rootAt.IsZero() && h.rootAt.Before(cutoff) {
+		if !h.rootAt.IsZero() && h.rootAt.Before(cutoff) || h.rootAt.IsZero() && h.last.Before(abandon) {
 			due = append(due, h.spans)
 			delete(f.traces, id)
 		}
@@ -143,26 +151,38 @@ func (f *Folder) foldDue(cutoff time.Time) {
 	}
 }
 
-// fold turns one trace into stage events.
+// fold turns one trace into stage events. A request's server span need
+// not be its trace's root: a client that traces (the kubelet, client-go
+// with a tracer provider) sends its own span as the parent.
 func (f *Folder) fold(spans []Span) {
 	slices.SortStableFunc(spans, func(a, b Span) int { return a.Start.Compare(b.Start) })
-	root := spans[0]
 	for _, s := range spans {
-		if s.Parent == "" {
-			root = s
-			break
+		switch {
+		case s.Name == createPodSpan:
+			f.foldCreate(s, subtree(s, spans))
+		case strings.HasSuffix(s.Name, bindingSuffix):
+			f.foldBind(s)
+		case s.Name == syncPodSpan && s.Attrs["k8s.pod.update_type"] == "create":
+			f.foldSync(s, subtree(s, spans))
 		}
 	}
-	switch {
-	case root.Name == createPodSpan:
-		f.foldCreate(root, spans)
-	case strings.HasSuffix(root.Name, bindingSuffix):
-		f.foldBind(root)
-	default:
-		if s, ok := find(spans, func(s Span) bool { return s.Name == syncPodSpan && s.Attrs["k8s.pod.update_type"] == "create" }); ok {
-			f.foldSync(s, spans)
+}
+
+// subtree is root and the spans below it, in start order.
+func subtree(root Span, spans []Span) []Span {
+	in := map[string]bool{root.ID: true}
+	out := []Span{root}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range spans {
+			if !in[s.ID] && in[s.Parent] {
+				in[s.ID], changed = true, true
+				out = append(out, s)
+			}
 		}
 	}
+	slices.SortStableFunc(out, func(a, b Span) int { return a.Start.Compare(b.Start) })
+	return out
 }
 
 // foldCreate folds a pod's create request.
