@@ -66,11 +66,11 @@ func (l laneLayout) objectColumns() int {
 type laneWants struct{ ns, name, status int }
 
 // Column bounds: STATUS (its separator included) holds ContainerCreating
-// whole when there is room; on wide terminals CAUSE keeps at least minCause
+// and PostStartHookError whole when there is room; on wide terminals CAUSE keeps at least minCause
 // cells before names are cut, and cells grow (to show durations) only past
 // a roomy CAUSE column.
 const (
-	maxStatus   = len("ContainerCreating") + 1
+	maxStatus   = len("PostStartHookError") + 1
 	minName     = 12
 	minCause    = 24
 	roomyCause  = 48
