@@ -28,6 +28,11 @@ export KUBECONFIG=... line that points kubectl at it.`,
 				return err
 			}
 			defer cleanup()
+			stopExport, err := exportTraces(e.Hub)
+			if err != nil {
+				return err
+			}
+			defer stopExport()
 			fmt.Printf("podtrace: API server at %s\nexport KUBECONFIG=%s\n", e.API.URL, e.Kubeconfig)
 			<-c.Context().Done()
 			return nil

@@ -66,6 +66,7 @@ type Folder struct {
 	mu        sync.Mutex
 	traces    map[string]*held
 	authn     []Span               // recent authentication spans, oldest first
+	waiting   []pendingAuthn       // requests whose authentication span has not come yet
 	persisted map[string]time.Time // a pod's write's end, until its binding
 }
 
@@ -80,6 +81,14 @@ type held struct {
 // propagates its context but exports nothing here) waits after its last
 // span before it is folded as it is.
 const Abandon = time.Minute
+
+// pendingAuthn is a folded create request still to be matched to its
+// authentication span.
+type pendingAuthn struct {
+	ev         stages.Event
+	req, first Span
+	since      time.Time
+}
 
 // maxAuthn bounds the authentication spans kept for matching to requests.
 const maxAuthn = 4096
@@ -96,12 +105,11 @@ func (f *Folder) Add(spans ...Span) {
 	defer f.mu.Unlock()
 	now := time.Now()
 	for _, s := range spans {
-		if s.Name == authnSpan && s.Parent == "" {
+		if s.Name == authnSpan && s.Parent == "" { // the request's parent, or a trace of its own
 			f.authn = append(f.authn, s)
 			if len(f.authn) > maxAuthn {
 				f.authn = slices.Delete(f.authn, 0, len(f.authn)-maxAuthn)
 			}
-			continue
 		}
 		h := f.traces[s.Trace]
 		if h == nil {
@@ -126,12 +134,17 @@ func (f *Folder) Run(ctx context.Context) {
 			return
 		case now := <-t.C:
 			f.foldDue(now.Add(-f.hold), now.Add(-Abandon))
+			f.matchWaiting(now.Add(-Abandon))
 		}
 	}
 }
 
 // Flush folds every trace held.
-func (f *Folder) Flush() { f.foldDue(time.Now().Add(time.Hour), time.Now().Add(time.Hour)) }
+func (f *Folder) Flush() {
+	now := time.Now()
+	f.foldDue(now.Add(time.Hour), now.Add(time.Hour))
+	f.matchWaiting(now.Add(-Abandon))
+}
 
 // foldDue folds the traces whose root arrived before cutoff, and those
 // without a root whose last span arrived before abandon.
@@ -149,6 +162,27 @@ func (f *Folder) foldDue(cutoff, abandon time.Time) {
 	for _, spans := range due {
 		f.fold(spans)
 	}
+}
+
+// matchWaiting emits the authn stage of the requests whose authentication
+// span has come since they were folded, and gives up on those waiting
+// since before abandon.
+func (f *Folder) matchWaiting(abandon time.Time) {
+	f.mu.Lock()
+	waiting := f.waiting
+	f.waiting = nil
+	f.mu.Unlock()
+	var still []pendingAuthn
+	for _, w := range waiting {
+		if a, ok := f.authnFor(w.req, w.first); ok {
+			f.stage(w.ev, stages.Authn, a.Start, w.first.Start, false)
+		} else if w.since.After(abandon) {
+			still = append(still, w)
+		}
+	}
+	f.mu.Lock()
+	f.waiting = append(f.waiting, still...)
+	f.mu.Unlock()
 }
 
 // fold turns one trace into stage events. A request's server span need
@@ -201,6 +235,10 @@ func (f *Folder) foldCreate(root Span, spans []Span) {
 	if first, ok := firstChild(root, spans); ok {
 		if a, ok := f.authnFor(root, first); ok {
 			f.stage(ev, stages.Authn, a.Start, first.Start, false)
+		} else {
+			f.mu.Lock()
+			f.waiting = append(f.waiting, pendingAuthn{ev: ev, req: root, first: first, since: time.Now()})
+			f.mu.Unlock()
 		}
 	}
 	if authz, ok := find(spans, func(s Span) bool { return s.Name == authzSpan }); ok && hasCreate {

@@ -288,3 +288,32 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	*v.(*rawBytes) = data.Materialize()
 	return nil
 }
+
+// TestAuthnSpanLateOrParent covers the two ways kube-apiserver sends the
+// authentication filter's span: a trace of its own that arrives after the
+// request's trace was folded (a request from an unprivileged user), and
+// the request's parent in the same trace (system:masters).
+func TestAuthnSpanLateOrParent(t *testing.T) {
+	late := createTrace()
+	authn := late[0]
+	privileged := createTrace()
+	privileged[0].Trace = "t1"
+	privileged[1].Parent = "x1"
+	for name, groups := range map[string][][]Span{
+		"late":       {late[1:], {authn}},
+		"privileged": {privileged},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var found []row
+			for _, r := range foldAll(groups...) {
+				if r.stage == stages.Authn {
+					found = append(found, r)
+				}
+			}
+			want := row{stages.Authn, "kube-apiserver", ms(-0.01), ms(0.016), stages.Succeeded}
+			if len(found) != 1 || found[0] != want {
+				t.Errorf("authn rows %v, want one %v", found, want)
+			}
+		})
+	}
+}
