@@ -77,12 +77,12 @@ func (e *Engine) startKubeProxy(ctx context.Context, cfg Config) error {
 		// a node), never routed off.
 		if err = podnet.AddRange(ServiceCIDR); err != nil {
 			e.Proxy.Stop()
-			e.Proxy, err = nil, fmt.Errorf("kube-proxy: %w", err)
+			e.Proxy = nil
 		}
 	}
 	if err != nil {
-		e.NoServiceProxy = err
-		klog.InfoS("Running without kube-proxy", "reason", err)
+		e.NoServiceProxy = fmt.Errorf("no kube-proxy, so ClusterIPs and NodePorts lead nowhere: %w", err)
+		klog.InfoS("Running without kube-proxy", "reason", e.NoServiceProxy)
 		return nil
 	}
 	klog.InfoS("kube-proxy routes Services", "mode", "nftables", "node", cfg.Nodes[0].Name, "took", time.Since(start))

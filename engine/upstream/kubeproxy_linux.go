@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -61,7 +60,7 @@ func StartKubeProxy(ctx context.Context, cfg KubeProxyConfig) (*KubeProxy, error
 		localDetector, cfg.NodeName, cfg.NodeIP, recorder, nil, cfg.NodePortAddresses, false)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("kube-proxy: %w", err)
+		return nil, err
 	}
 	k := &KubeProxy{cancel: cancel, broadcaster: broadcaster}
 	broadcaster.StartRecordingToSink(ctx.Done())
