@@ -165,6 +165,9 @@ func fixSteps(s *scenario.Scenario) string {
 	if a := s.Fix.Annotate; a != nil {
 		b.WriteString(a.Kubectl() + "\n")
 	}
+	if r := s.Fix.Restart; r != nil {
+		b.WriteString(r.Kubectl() + "\n")
+	}
 	return b.String()
 }
 

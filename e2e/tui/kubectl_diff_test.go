@@ -118,6 +118,8 @@ type screenCheck struct {
 	kubectl, kubeconfig string
 	// compared holds "SCREEN: NAME STATUS READY" for every row compared.
 	compared map[string]bool
+	// last is what kubectl said at the end of the previous sample.
+	last map[string]cols
 }
 
 // newScreenCheck compares screens with kubectl on the cluster of kubeconfig.
@@ -153,25 +155,27 @@ func (c *screenCheck) get() map[string]cols {
 }
 
 // sample reads kubectl, the screens, then kubectl again: every row stable
-// on kubectl's side across the sample must read the same on each screen
-// that shows it (a screen without the lanes' header, covered by a box, is
-// not compared).
+// on kubectl's side since the previous sample (a screen may lag kubectl by
+// less than one sample, ~2 s, on a loaded machine) must read the same on
+// each screen that shows it (a screen without the lanes' header, covered
+// by a box, is not compared).
 func (c *screenCheck) sample(screens map[string]*term) {
 	c.t.Helper()
-	before := c.get()
+	before, last := c.get(), c.last
 	shown := map[string]string{}
 	for which, term := range screens {
 		shown[which] = term.Screen()
 	}
 	after := c.get()
+	c.last = after
 	for which, screen := range shown {
 		rows, ok := screenRows(screen)
 		if !ok {
 			continue
 		}
 		for name, want := range after {
-			if before[name] != want {
-				continue // changing while sampled
+			if before[name] != want || last[name] != want {
+				continue // changing while sampled, or since the last sample
 			}
 			got, ok := rows[name]
 			if !ok {

@@ -21,3 +21,15 @@ func TestFixAnnotateIsAKubectlLine(t *testing.T) {
 		}
 	}
 }
+
+// TestFixRestartIsAKubectlLine: a fix that replaces the pods says it as
+// kubectl rollout restart.
+func TestFixRestartIsAKubectlLine(t *testing.T) {
+	s, err := Lookup("missing-configmap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Fix.Restart == nil || s.Fix.Restart.Kubectl() != "kubectl rollout restart deployment/frontend" {
+		t.Fatalf("restart step %+v", s.Fix.Restart)
+	}
+}

@@ -15,7 +15,7 @@ var knownFields = map[string][]string{
 	"setup":    {"delete"},
 	"goal":     {"description", "namespace", "deployment", "pod"},
 	"expect[]": {"stage", "status", "minDuration", "event", "waiting", "reason", "message"},
-	"fix":      {"description", "apply", "removeFaults", "annotate"},
+	"fix":      {"description", "apply", "removeFaults", "annotate", "restart"},
 }
 
 // unknownField reports the first key the author wrote that the format does

@@ -67,6 +67,7 @@ type fixYAML struct {
 	Apply        string        `yaml:"apply"`
 	RemoveFaults bool          `yaml:"removeFaults"`
 	Annotate     *annotateYAML `yaml:"annotate"`
+	Restart      string        `yaml:"restart"`
 }
 
 // LoadFile reads a scenario file; the scenario is named after the file.
@@ -229,6 +230,9 @@ func (p parser) build(l *layout) (*Scenario, error) {
 		return nil, err
 	}
 	s.Fix.Annotate = a
+	if s.Fix.Restart, err = p.restart(l.Fix.Restart, s.Goal.Namespace); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

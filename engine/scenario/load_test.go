@@ -82,6 +82,7 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{"kubelet typo", "nodes: 2", "nodes: 2\nkubelet: {maxRestartPeriod: 10s}", "mine.yaml:4: unknown field kubelet.maxRestartPeriod (known here: maxContainerRestartPeriod)"},
 		{"annotation without value", "  removeFaults: true", "  removeFaults: true\n  annotate: {resource: replicasets, selector: app=web, annotation: retry}", "mine.yaml:20: field fix.annotate.annotation: want KEY=VALUE"},
 		{"bad selector", "  removeFaults: true", "  removeFaults: true\n  annotate: {resource: replicasets, selector: 'app in', annotation: a=b}", "mine.yaml:20: field fix.annotate.selector: want a label selector"},
+		{"restart of a pod", "  removeFaults: true", "  removeFaults: true\n  restart: pod/web", `mine.yaml:20: field fix.restart: "pod/web": want deployment/NAME`},
 		{"bad duration", "    reason: ErrImagePull", "    reason: ErrImagePull\n    minDuration: soon", `mine.yaml:17: field expect[0].minDuration: "soon" is not a positive duration`},
 	}
 	for _, tt := range tests {

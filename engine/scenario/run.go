@@ -138,6 +138,11 @@ func (s *Scenario) ApplyFix(ctx context.Context, e *engine.Engine) error {
 			return fmt.Errorf("scenario %s: fix: %w", s.Name, err)
 		}
 	}
+	if s.Fix.Restart != nil {
+		if err := s.Fix.Restart.Run(ctx, e); err != nil {
+			return fmt.Errorf("scenario %s: fix: %w", s.Name, err)
+		}
+	}
 	return nil
 }
 

@@ -89,4 +89,7 @@ type Fix struct {
 	// update of the objects, which makes their controller sync at once
 	// instead of at the end of its back-off.
 	Annotate *Annotate
+	// Restart, when set, is run last, as kubectl rollout restart: new pods
+	// replace those a kubelet retries on its own back-off.
+	Restart *Restart
 }
