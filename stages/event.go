@@ -70,7 +70,14 @@ type Event struct {
 	NextTry *time.Time `json:"nextTry,omitempty"`
 	// Scheduling holds the per-node, per-plugin verdicts of a scheduling attempt.
 	Scheduling *SchedulingResult `json:"scheduling,omitempty"`
+	// Source says where an attached cluster's event came from when not from
+	// its objects and Events: SourceSpans for the cluster's own
+	// OpenTelemetry spans (attach --otlp-listen).
+	Source string `json:"source,omitempty"`
 }
+
+// SourceSpans marks an event folded from a real cluster's own spans.
+const SourceSpans = "spans"
 
 // Key returns "namespace/name", the key of the object the event is about.
 func (e Event) Key() string { return e.Namespace + "/" + e.Pod }

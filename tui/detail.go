@@ -71,17 +71,24 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 	}
 	add("Status     " + state)
 	if !c.Start.IsZero() {
-		timing := "Started    " + c.Start.Format(m.timeLayout())
+		layout, fmtDuration := m.timeLayout(), m.fmtDuration
+		if c.Last.Source == stages.SourceSpans { // timed to the microsecond, whatever the Source's resolution
+			layout, fmtDuration = "15:04:05.000", fmtDur
+		}
+		timing := "Started    " + c.Start.Format(layout)
 		switch c.State {
 		case lanes.InProgress, lanes.Waiting:
-			timing += "   running for " + m.fmtDuration(now.Sub(c.Start))
+			timing += "   running for " + fmtDuration(now.Sub(c.Start))
 		case lanes.Done, lanes.Failed, lanes.Retrying:
-			timing += "   took " + m.fmtDuration(c.Duration)
+			timing += "   took " + fmtDuration(c.Duration)
 		}
 		if c.State == lanes.Retrying && !c.NextTry.IsZero() {
-			timing += "   next try in " + m.fmtDuration(c.NextTry.Sub(now))
+			timing += "   next try in " + fmtDuration(c.NextTry.Sub(now))
 		}
-		if m.status.Resolution > 0 {
+		switch {
+		case c.Last.Source == stages.SourceSpans:
+			timing += "   (from the cluster's own spans)"
+		case m.status.Resolution > 0:
 			timing += "   (timestamps to " + fmtDur(m.status.Resolution) + ")"
 		}
 		add(timing)

@@ -78,3 +78,28 @@ func TestDetailShowsARefusedCreate(t *testing.T) {
 		}
 	}
 }
+
+// A stage an attached cluster's own spans timed says so, where one from
+// Events says how coarse its timestamps are.
+func TestDetailSaysWhichStagesCameFromSpans(t *testing.T) {
+	for _, tt := range []struct {
+		source, want, not string
+	}{
+		{stages.SourceSpans, "Started 12:00:00.100 took 1ms (from the cluster's own spans)", "timestamps to"},
+		{"", "(timestamps to 1", "own spans"},
+	} {
+		src := &FakeSource{StatusFunc: func() Status { return Status{Resolution: time.Second} }}
+		m := New(src, Options{Now: func() time.Time { return at(5000) }})
+		m.Update(winSize(120, 40))
+		ev := stages.Event{Time: at(100), Namespace: "shop", Pod: "web-1", Stage: stages.Authn, Status: stages.Started,
+			Component: "kube-apiserver", Source: tt.source}
+		done := ev
+		done.Time, done.Status, done.DurationMs = at(101), stages.Succeeded, 1
+		m.Fold(ev, done)
+		press(m, "enter")
+		frame := strings.Join(strings.Fields(ansi.Strip(m.Render())), " ")
+		if !strings.Contains(frame, tt.want) || strings.Contains(frame, tt.not) {
+			t.Errorf("source %q: the detail should say %q and not %q:\n%s", tt.source, tt.want, tt.not, frame)
+		}
+	}
+}

@@ -312,7 +312,7 @@ func (f *Folder) stage(base stages.Event, stage stages.ID, start, end time.Time,
 		end = start
 	}
 	e := base
-	e.Stage, e.Time, e.Status = stage, start, stages.Started
+	e.Stage, e.Time, e.Status, e.Source = stage, start, stages.Started, stages.SourceSpans
 	e.Attempt = max(e.Attempt, 1)
 	f.emit.Emit(e)
 	e.Time, e.Status = end, stages.Succeeded
