@@ -9,7 +9,8 @@
 # cluster's data dir and the report; FOCUS and SKIP override the ginkgo
 # regexps; PROCS (default 6) runs that many specs at once, as upstream's
 # hack/ginkgo-e2e.sh does (most of a failing spec's time is a wait);
-# TIMEOUT (default 24h) bounds the whole suite.
+# TIMEOUT (default 24h) bounds the whole suite; RUNTIME (sim or containerd)
+# picks the nodes' container runtime.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${WORK:-/tmp/podtrace-conformance}
@@ -35,10 +36,15 @@ fi
 cd "$repo"
 go build -o "$work/podtrace" ./cmd/podtrace
 rm -rf "$work/cluster"
-"$work/podtrace" serve --data-dir "$work/cluster" --nodes 3 >"$work/serve.log" 2>&1 &
+# RUNTIME=containerd runs the suite on real containers (root, Linux), with
+# the suite's own agnhost and busybox built here and served under their
+# registry.k8s.io names (--e2e-images), so no spec needs the internet.
+runtime=(--runtime "${RUNTIME:-sim}")
+[ "${RUNTIME:-sim}" = containerd ] && runtime+=(--e2e-images)
+"$work/podtrace" serve --data-dir "$work/cluster" --nodes 3 "${runtime[@]}" >"$work/serve.log" 2>&1 &
 serve=$!
 trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null' EXIT
-for _ in $(seq 120); do
+for _ in $(seq 1200); do # minutes with --e2e-images the first time
   [ -f "$work/cluster/kubeconfig" ] && grep -q KUBECONFIG "$work/serve.log" && break
   sleep 1
 done

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"runtime"
 	"sort"
@@ -76,13 +75,9 @@ func Build(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	bbPath := cfg.Busybox
-	if bbPath == "" {
-		bbPath = "/bin/busybox"
-	}
-	bb, err := os.ReadFile(bbPath)
+	bb, err := readBusybox(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("build %s: %w (install busybox-static)", Busybox, err)
+		return nil, fmt.Errorf("build %s: %w", Busybox, err)
 	}
 	var out []Built
 	for _, s := range []struct {
@@ -95,7 +90,7 @@ func Build(ctx context.Context, cfg Config) ([]Built, error) {
 		{Demo, append(baseFiles(), File{Path: "/demo", Mode: 0o755, Data: demo}),
 			v1.Config{Entrypoint: []string{"/demo"}, Env: []string{"PORT=8080"},
 				ExposedPorts: map[string]struct{}{"8080/tcp": {}}}},
-		{Busybox, append(baseFiles(), busyboxFiles(bb)...),
+		{Busybox, append(baseFiles(), busyboxFiles(bb, applets)...),
 			v1.Config{Cmd: []string{"sh"}}},
 	} {
 		img, err := Image(s.files, s.cfg)
@@ -172,10 +167,10 @@ func baseFiles() []File {
 	}
 }
 
-// busyboxFiles installs busybox in /bin with a link per applet.
-func busyboxFiles(bb []byte) []File {
+// busyboxFiles installs busybox in /bin with a link per applet of list.
+func busyboxFiles(bb []byte, list []string) []File {
 	files := []File{{Path: "/bin", Dir: true, Mode: 0o755}, {Path: "/bin/busybox", Mode: 0o755, Data: bb}}
-	for _, a := range applets {
+	for _, a := range list {
 		files = append(files, File{Path: "/bin/" + a, Link: "busybox"})
 	}
 	return files

@@ -33,6 +33,7 @@ type clusterFlags struct {
 	faults        faultList
 	runtime       string
 	mirror        string
+	e2eImages     bool
 	maxRestart    time.Duration
 }
 
@@ -74,6 +75,7 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers through containerd's CRI plugin; root, Linux)")
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
 	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
+	fs.BoolVar(&c.e2eImages, "e2e-images", false, "with --runtime containerd: build the conformance suite's agnhost and busybox images from k8s.io/kubernetes (minutes the first time) and serve them as registry.k8s.io/e2e-test-images/...")
 }
 
 // checkMaxRestart checks --max-container-restart-period as the kubelet's
@@ -198,6 +200,9 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, cfg *engine.
 		if c.mirror != "" {
 			return nil, fmt.Errorf("--registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)")
 		}
+		if c.e2eImages {
+			return nil, fmt.Errorf("--e2e-images needs --runtime containerd (the simulated runtime runs no image's program)")
+		}
 		return func() {}, nil
 	case "containerd":
 	default:
@@ -209,7 +214,7 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, cfg *engine.
 			return nil, fmt.Errorf("--registry-mirror %q: want an http or https URL, e.g. http://127.0.0.1:5000", c.mirror)
 		}
 	}
-	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: filepath.Join(dir, "containerd"), Mirror: c.mirror})
+	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: filepath.Join(dir, "containerd"), Mirror: c.mirror, E2EImages: c.e2eImages})
 	if err != nil {
 		return nil, err
 	}

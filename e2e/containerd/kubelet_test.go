@@ -107,7 +107,9 @@ func startMirror(t testing.TB, ctx context.Context) string {
 	return "http://" + reg.Host
 }
 
-func startRealCluster(t testing.TB, n int) *realCluster {
+// startRealCluster starts a cluster of n real kubelets on containerd; opts
+// adjust its containerd host's configuration.
+func startRealCluster(t testing.TB, n int, opts ...func(*crictrd.HostConfig)) *realCluster {
 	t.Helper()
 	needRoot(t)
 	logs.To(io.Discard)
@@ -121,7 +123,11 @@ func startRealCluster(t testing.TB, n int) *realCluster {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mirror := startMirror(t, ctx)
-	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: filepath.Join(dir, "ctrd"), Plugin: pl, Mirror: mirror, BuildCache: imageCache})
+	hc := crictrd.HostConfig{Dir: filepath.Join(dir, "ctrd"), Plugin: pl, Mirror: mirror, BuildCache: imageCache}
+	for _, o := range opts {
+		o(&hc)
+	}
+	h, err := crictrd.StartHost(ctx, hc)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

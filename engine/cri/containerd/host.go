@@ -38,6 +38,10 @@ type HostConfig struct {
 	// the image's own registry (--registry-mirror); else images come from
 	// their own registries.
 	Mirror string
+	// E2EImages builds the conformance suite's images too (agnhost and
+	// busybox, images.BuildE2E: minutes the first time) and serves them
+	// under their registry.k8s.io names, so the suite runs with no internet.
+	E2EImages bool
 	// BuildCache keeps compiled image binaries across runs; Dir/build when empty.
 	BuildCache string
 	// Log receives the registry's request log and the containerd client
@@ -112,6 +116,13 @@ func StartHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	built, err := images.Build(ctx, images.Config{CacheDir: cfg.BuildCache})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.E2EImages {
+		e2e, err := images.BuildE2E(ctx, images.Config{CacheDir: cfg.BuildCache})
+		if err != nil {
+			return nil, err
+		}
+		built = append(built, e2e...)
 	}
 	if err := images.Push(ctx, h.Registry.Host, built); err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string) (_ *Node, er
 	if err := writeConflist(confDir, n, podCIDR, h.plugins.addr(), filepath.Join(dir, "cni", "ipam")); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
-	if err := writeHosts(hostsDir, h.Registry.Host, h.cfg.Mirror); err != nil {
+	if err := writeHosts(hostsDir, h.Registry.Host, h.cfg.Mirror, h.cfg.E2EImages); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
 	if n.Daemon, err = StartDaemon(ctx, h.cfg.Bin, filepath.Join(dir, "containerd"), criTOML(binDir, confDir, hostsDir, filepath.Join(dir, "runc"))); err != nil {
@@ -183,8 +183,10 @@ func writeConflist(dir string, n *Node, podCIDR, socket, ipamDir string) error {
 // writeHosts writes containerd's registry hosts (hosts.toml): podtrace's
 // own images from the loopback registry, and with a mirror, every other
 // pull from it alone (the _default host): an image it lacks is not found,
-// and no pull leaves for the image's own registry.
-func writeHosts(dir, registry, mirror string) error {
+// and no pull leaves for the image's own registry. With e2e, the
+// conformance suite's images (registry.k8s.io/e2e-test-images/...) come
+// from the loopback registry first, then from the mirror or registry.k8s.io.
+func writeHosts(dir, registry, mirror string, e2e bool) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -195,6 +197,13 @@ func writeHosts(dir, registry, mirror string) error {
 	}
 	if mirror != "" {
 		files["_default"] = fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", mirror, mirror)
+	}
+	if e2e {
+		server, built := "https://"+images.E2ERegistry, "http://"+registry+"/v2/"+images.E2ERegistry
+		if mirror != "" {
+			server = mirror
+		}
+		files[images.E2ERegistry] = fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  override_path = true\n", server, built)
 	}
 	for host, toml := range files {
 		if err := os.MkdirAll(filepath.Join(dir, host), 0o755); err != nil {
