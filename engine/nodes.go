@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,12 +64,20 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	ipam := e.AdminConfig()
 	ipam.UserAgent = "podtrace-node-ipam/" + version.Kubernetes
 	assignPodCIDRs(ctx, kubernetes.NewForConfigOrDie(ipam), e.podCIDRs)
+	tracing, err := upstream.TracingFromEnv() // the kubelets' own spans, when the environment asks
+	if err != nil {
+		return err
+	}
 	runtimes := make([]CRI, len(cfg.Nodes))
+	tps := make([]oteltrace.TracerProvider, len(cfg.Nodes)) // the kubelets', shared with containerd's CRI clients
 	for i, n := range cfg.Nodes {
 		var hooks *crihooks.Hooks
 		switch {
 		case cfg.Containerd != nil:
-			cn, err := cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR)
+			if tps[i], err = node.TracerProvider(ctx, n.Name, tracing); err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			cn, err := cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, tps[i])
 			if err != nil {
 				return err
 			}
@@ -108,10 +117,6 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if cfg.Untraced {
 		e.CRIHooks = nil
 	}
-	tracing, err := upstream.TracingFromEnv() // the kubelets' own spans, when the environment asks
-	if err != nil {
-		return err
-	}
 	for i, n := range cfg.Nodes {
 		g.Go(func() error {
 			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
@@ -136,7 +141,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 				KubeConfig: kc, Runtime: runtimes[i].Runtime, Images: runtimes[i].Images, ServingCert: cert,
 				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: e.tracker(i), OnEvent: e.onEvent(i),
 				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil,
-				ClusterDNS: e.dnsServers, Tracing: tracing})
+				ClusterDNS: e.dnsServers, Tracing: tracing, TracerProvider: tps[i]})
 			return err
 		})
 	}

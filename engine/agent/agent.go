@@ -130,7 +130,7 @@ func (a *Agent) startNodes(ctx context.Context) error {
 	for i, n := range a.cfg.Nodes {
 		var h *crihooks.Hooks
 		if a.cfg.Containerd != nil {
-			cn, err := a.cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR)
+			cn, err := a.cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, nil)
 			if err != nil {
 				return fmt.Errorf("agent: %w", err)
 			}

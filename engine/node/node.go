@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/apis/apiserver"
@@ -104,6 +105,10 @@ type Config struct {
 	// KubeletConfiguration's tracing): the kubelet sends its own spans
 	// (syncPod, its API requests) to the OTLP endpoint there.
 	Tracing *tracingapi.TracingConfiguration
+	// TracerProvider, when set, is the kubelet's tracer provider (made by
+	// TracerProvider from Tracing), shared with its CRI client so that the
+	// client's spans nest in the kubelet's.
+	TracerProvider oteltrace.TracerProvider
 }
 
 // Node is a running kubelet.

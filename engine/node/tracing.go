@@ -9,19 +9,29 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	"k8s.io/component-base/tracing"
+	tracingapi "k8s.io/component-base/tracing/api/v1"
 	"k8s.io/kubernetes/pkg/kubelet/server"
 )
 
-// tracerProvider is the kubelet's tracer provider as cmd/kubelet/app's
-// newTracerProvider makes it from the configuration's tracing block
-// (service.name kubelet, host.name the node's name), or a no-op one
-// without a block. The provider sends what it holds when ctx ends.
+// tracerProvider is the kubelet's tracer provider: cfg's, else one made
+// from its tracing block.
 func tracerProvider(ctx context.Context, cfg Config) (oteltrace.TracerProvider, error) {
-	if cfg.Tracing == nil {
+	if cfg.TracerProvider != nil {
+		return cfg.TracerProvider, nil
+	}
+	return TracerProvider(ctx, cfg.Spec.Name, cfg.Tracing)
+}
+
+// TracerProvider is a kubelet's tracer provider as cmd/kubelet/app's
+// newTracerProvider makes it from the tracing block tc (service.name
+// kubelet, host.name the node's name), or a no-op one without a block. The
+// provider sends what it holds when ctx ends.
+func TracerProvider(ctx context.Context, node string, tc *tracingapi.TracingConfiguration) (oteltrace.TracerProvider, error) {
+	if tc == nil {
 		return noopoteltrace.NewTracerProvider(), nil
 	}
-	tp, err := tracing.NewProvider(ctx, cfg.Tracing, nil, []resource.Option{resource.WithAttributes(
-		semconv.ServiceName(server.ComponentKubelet), semconv.HostName(cfg.Spec.Name))})
+	tp, err := tracing.NewProvider(ctx, tc, nil, []resource.Option{resource.WithAttributes(
+		semconv.ServiceName(server.ComponentKubelet), semconv.HostName(node))})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
 	noopoteltrace "go.opentelemetry.io/otel/trace/noop"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	criclient "k8s.io/cri-client/pkg"
@@ -38,7 +39,9 @@ type Node struct {
 // addresses from podCIDR on a bridge of their own, through podtrace-cni
 // and the standard plugins; podtrace.dev images come from the loopback
 // registry, and others from the mirror, if any, else their registries.
-func (h *Host) StartNode(ctx context.Context, node, podCIDR string) (_ *Node, err error) {
+// tp traces the CRI client's calls (give it the kubelet's, so that they
+// nest in its syncPod spans); nil traces nothing.
+func (h *Host) StartNode(ctx context.Context, node, podCIDR string, tp oteltrace.TracerProvider) (_ *Node, err error) {
 	dir := filepath.Join(h.cfg.Dir, "nodes", node)
 	n := &Node{Name: node, dir: dir, bridge: bridgeName(dir)}
 	if err := makeBridge(n.bridge, podCIDR); err != nil {
@@ -68,7 +71,9 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string) (_ *Node, er
 		}
 	}()
 	endpoint := "unix://" + n.Daemon.Address
-	tp := noopoteltrace.NewTracerProvider()
+	if tp == nil {
+		tp = noopoteltrace.NewTracerProvider()
+	}
 	if n.Runtime, err = criclient.NewRemoteRuntimeService(ctx, endpoint, 2*time.Minute, tp, false); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
