@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -131,6 +132,14 @@ func (s *Scenario) ApplyFix(ctx context.Context, e *engine.Engine) error {
 	if s.Fix.Apply != "" {
 		if err := applyManifest(ctx, e, s.Fix.Apply, s.Name+" fix"); err != nil {
 			return fmt.Errorf("scenario %s: fix: %w", s.Name, err)
+		}
+	}
+	if s.Fix.Apply != "" && (s.Fix.Annotate != nil || s.Fix.Restart != nil) {
+		// The next command comes a moment later, as a participant types it:
+		// kube-apiserver's admission (the quota's cache) has the applied
+		// objects by then, so the sync it triggers is not refused again.
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
 		}
 	}
 	if s.Fix.Annotate != nil {
