@@ -14,7 +14,8 @@ import (
 )
 
 // podDetail reads a pod and builds what the detail pane shows of it: phase,
-// node, IP, controlling owner, conditions, its Kubernetes Events and the
+// node, IP, controlling owner, conditions, its containers waiting to
+// (re)start (for the kubelet's back-offs), its Kubernetes Events and the
 // stored object as YAML (without managedFields). Its Events read as
 // kubectl reads them (attach's times and counts), oldest first; when they
 // cannot be listed, Events is empty.
