@@ -132,7 +132,7 @@ func (m *Model) detailView(w, h int, now time.Time) []string {
 		}
 		wrap("Message    ", l.DeniedMessage)
 		if !l.DeniedNextTry.IsZero() {
-			wrap("Next try   ", ControllerBackoff(controllerName(by.User), l.DeniedNextTry, now))
+			wrap("Next try   ", ControllerBackoff(l.DeniedRetryBy, l.DeniedNextTry, now))
 		}
 	}
 	if id == stages.Schedule && c.State == lanes.Retrying {
@@ -194,12 +194,6 @@ func (m *Model) fmtDuration(d time.Duration) string {
 		return m.pods.dur(d)
 	}
 	return fmtDur(d)
-}
-
-// controllerName is the kube-controller-manager controller a service
-// account user is ("replicaset-controller"), else the user.
-func controllerName(user string) string {
-	return strings.TrimPrefix(user, "system:serviceaccount:kube-system:")
 }
 
 func nodeSuffix(l *lanes.Lane) string {

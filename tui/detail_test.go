@@ -58,7 +58,8 @@ func TestSchedulingMatrixLabelsScoreColumnsDistinctly(t *testing.T) {
 }
 
 // Enter on an owner whose pod's create was refused shows the refusal in
-// full: who asked, with what verb, and the API server's whole 403.
+// full: who asked, with what verb, the API server's whole 403, and when the
+// controller tries again.
 func TestDetailShowsARefusedCreate(t *testing.T) {
 	quota := `pods "shop-7d9c-x1" is forbidden: exceeded quota: compute-resources, requested: requests.cpu=500m, used: requests.cpu=1800m, limited: requests.cpu=2`
 	m := New(&FakeSource{}, Options{Now: func() time.Time { return at(5000) }})
@@ -69,10 +70,13 @@ func TestDetailShowsARefusedCreate(t *testing.T) {
 	m.Fold(stages.Event{Time: at(0), Kind: stages.KindReplicaSet, Namespace: "shop", Pod: "shop-7d9c", Stage: stages.Persist, Status: stages.Succeeded},
 		stages.Event{Time: at(100), Namespace: "shop", Pod: "shop-7d9c-x1", Stage: stages.Authn, Status: stages.Succeeded},
 		refused)
+	next := at(46000)
+	m.Fold(stages.Event{Time: at(210), Namespace: "shop", Pod: "shop-7d9c-x1", Stage: stages.Reconcile, Status: stages.Retrying,
+		Component: "replicaset-controller", Reason: "FailedCreate", Message: "Error creating: " + quota, NextTry: &next})
 	press(m, "enter")
 	frame := ansi.Strip(m.Render())
 	for _, want := range []string{"A pod's create refused", "FailedCreate", "user system:serviceaccount:kube-system:replicaset-controller",
-		"verb create pods", "exceeded quota: compute-resources"} {
+		"verb create pods", "exceeded quota: compute-resources", "Next try in 41s", "replicaset-controller's workqueue back-off"} {
 		if !strings.Contains(strings.Join(strings.Fields(frame), " "), want) {
 			t.Errorf("the detail lacks %q:\n%s", want, frame)
 		}

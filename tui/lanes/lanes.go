@@ -71,9 +71,11 @@ type Lane struct {
 	// refused it (its stage, user, verb and the whole message).
 	DeniedReason, DeniedMessage string
 	DeniedBy                    stages.Event
-	// DeniedNextTry is when the owner's controller tries the create again
-	// (the end of its workqueue back-off); zero when unknown.
+	// DeniedNextTry is when the owner's controller (DeniedRetryBy, e.g.
+	// "replicaset-controller") tries the create again: the end of its
+	// workqueue back-off; zero when unknown.
 	DeniedNextTry time.Time
+	DeniedRetryBy string
 	// Pods and ReadyPods, on an owner, count its pods (refused, deleted
 	// and terminating ones left out) and those Running and ready.
 	Pods, ReadyPods int
@@ -286,9 +288,9 @@ func (s *Store) summarize() {
 		if l.Kind == stages.KindPod {
 			continue
 		}
-		dr, dm, by, next := s.deniedChild(l.Key())
+		dr, dm, by, next, retryBy := s.deniedChild(l.Key())
 		if dr != l.DeniedReason || dm != l.DeniedMessage || !next.Equal(l.DeniedNextTry) {
-			l.DeniedReason, l.DeniedMessage, l.DeniedBy, l.DeniedNextTry = dr, dm, by, next
+			l.DeniedReason, l.DeniedMessage, l.DeniedBy, l.DeniedNextTry, l.DeniedRetryBy = dr, dm, by, next, retryBy
 			l.Version++
 			s.Version++
 		}
@@ -312,8 +314,8 @@ func (s *Store) summarize() {
 // deniedChild returns the reason and message of the latest refused create
 // among an owner's pods, when it is later than every pod it did create,
 // the event of the API stage that refused it, and when the controller
-// tries again.
-func (s *Store) deniedChild(key string) (reason, message string, by stages.Event, next time.Time) {
+// (named) tries again.
+func (s *Store) deniedChild(key string) (reason, message string, by stages.Event, next time.Time, controller string) {
 	var latest, created time.Time
 	for _, k := range s.children[key] {
 		if k.Kind != stages.KindPod {
@@ -328,20 +330,23 @@ func (s *Store) deniedChild(key string) (reason, message string, by stages.Event
 		}
 		latest = k.LastTime
 		reason, message = "FailedCreate", ""
-		next = time.Time{}
+		by, next, controller = stages.Event{}, time.Time{}, ""
 		if c := k.Cell(stages.Reconcile); c.State == Failed || c.State == Retrying {
-			reason, message, next = reasonOr(c.Reason, reason), c.Message, c.NextTry
+			reason, message, next, controller = reasonOr(c.Reason, reason), c.Message, c.NextTry, c.Last.Component
 		}
 		for _, id := range apiStages {
-			if c := k.Cell(id); c.State == Failed && message == "" {
-				message, by = c.Message, c.Last
+			if c := k.Cell(id); c.State == Failed && by.Stage == "" {
+				by = c.Last // the API stage that refused it, whatever the controller's words
+				if message == "" {
+					message = c.Message
+				}
 			}
 		}
 	}
 	if latest.Before(created) {
-		return "", "", stages.Event{}, time.Time{}
+		return "", "", stages.Event{}, time.Time{}, ""
 	}
-	return reason, message, by, next
+	return reason, message, by, next, controller
 }
 
 func maxTime(a, b time.Time) time.Time {
