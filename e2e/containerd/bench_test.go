@@ -181,7 +181,7 @@ func BenchmarkCreateToReadyOnContainerd(b *testing.B) {
 	const settle = 500 * time.Millisecond
 	c := startRealCluster(b, 1)
 	ctx := context.Background()
-	direct, err := c.host.StartNode(ctx, "bench-direct", "10.244.200.0/24")
+	direct, err := c.host.StartNode(ctx, "bench-direct", "10.244.200.0/24", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
