@@ -150,7 +150,7 @@ func TestAttachRecordAndReplay(t *testing.T) {
 		}
 	}
 
-	out, errOut, code := run(t, bin, "replay", rec, "--snapshot", "160x20")
+	out, errOut, code := run(t, bin, "replay", rec, "--snapshot", "240x20")
 	if code != 0 {
 		t.Fatalf("replay exit %d: %s", code, errOut)
 	}
@@ -166,7 +166,8 @@ func TestAttachRecordAndReplay(t *testing.T) {
 		switch {
 		case len(f) > 2 && strings.HasPrefix(f[0], "web-") && !strings.HasPrefix(f[1], "1/") && !strings.HasPrefix(f[1], "2/"):
 			webRows++
-			// authn authz admission not observable, then persist … ready done.
+			// authn authz admission not observable, then persist … ready done
+			// (at 240 columns the cells show beside the detail pane).
 			if strings.Count(line, "✓") != 12 {
 				t.Errorf("web pod row has %d done stages, want 12: %q", strings.Count(line, "✓"), line)
 			}
@@ -179,7 +180,7 @@ func TestAttachRecordAndReplay(t *testing.T) {
 	if webRows != 2 {
 		t.Errorf("%d web pod rows in the replay, want 2", webRows)
 	}
-	out2, _, _ := run(t, bin, "replay", rec, "--snapshot", "160x20")
+	out2, _, _ := run(t, bin, "replay", rec, "--snapshot", "240x20")
 	if out2 != out {
 		t.Error("two snapshots of the same recording differ")
 	}
