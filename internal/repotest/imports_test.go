@@ -19,6 +19,7 @@ import (
 //   - stages (the vocabulary) and version import nothing of the project;
 //   - engine/... never imports tui/... or themes/...;
 //   - tui/... never imports engine/...;
+//   - export/... (stage events sent elsewhere) imports only stages;
 //   - only cmd/podtrace brings engine and tui together.
 //
 // "Imports" is transitive and counts each package's tests.
@@ -51,6 +52,8 @@ func importViolations(mod string, deps map[string][]string) []string {
 				out = append(out, fmt.Sprintf("%s imports %s: engine never imports tui or themes", rel, drel))
 			case under(rel, "tui") && under(drel, "engine"):
 				out = append(out, fmt.Sprintf("%s imports %s: tui never imports engine", rel, drel))
+			case under(rel, "export") && !under(drel, "export") && !under(drel, "stages"):
+				out = append(out, fmt.Sprintf("%s imports %s: export imports only stages", rel, drel))
 			}
 			if under(drel, "engine") && engineDep == "" {
 				engineDep = drel
@@ -174,6 +177,7 @@ func TestImportViolations(t *testing.T) {
 		{"engine/node", []string{p("tui")}, "engine/node imports tui: engine never imports tui or themes"},
 		{"engine", []string{p("themes")}, "engine imports themes: engine never imports tui or themes"},
 		{"tui/lanes", []string{p("engine/trace")}, "tui/lanes imports engine/trace: tui never imports engine"},
+		{"export/otlp", []string{p("engine/trace")}, "export/otlp imports engine/trace: export imports only stages"},
 		{"e2e/tui", []string{p("engine"), p("tui")}, "e2e/tui imports engine and tui: only cmd/podtrace joins engine and tui"},
 	} {
 		graph := maps.Clone(clean)
