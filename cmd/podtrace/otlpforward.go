@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/export/otlp"
 )
 
@@ -37,7 +37,7 @@ func forwardOTLPFromHost() (stop func(), err error) {
 		return nil, fmt.Errorf("OTLP forwarder: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go forward(ctx, ln, "tcp", s.HostPort())
+	go podnet.ForwardTo(ctx, ln, "tcp", s.HostPort())
 	os.Setenv(envOTLPSocket, path)
 	return func() { cancel(); os.RemoveAll(dir) }, nil
 }
@@ -58,40 +58,7 @@ func forwardOTLPInside() error {
 	if err != nil {
 		return fmt.Errorf("OTLP forwarder: %w", err)
 	}
-	go forward(context.Background(), ln, "unix", path)
+	go podnet.ForwardTo(context.Background(), ln, "unix", path)
 	os.Setenv(otlp.EnvTracesEndpoint, "http://"+ln.Addr().String())
 	return nil
-}
-
-// forward copies each connection accepted on ln to a new connection to
-// network addr, both ways, until ctx ends.
-func forward(ctx context.Context, ln net.Listener, network, addr string) {
-	context.AfterFunc(ctx, func() { ln.Close() })
-	var d net.Dialer
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			up, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return
-			}
-			defer up.Close()
-			done := make(chan struct{})
-			go func() { pipe(up, c); close(done) }()
-			pipe(c, up)
-			<-done
-		}()
-	}
-}
-
-// pipe copies from src to dst, then closes dst for writing.
-func pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	}
 }

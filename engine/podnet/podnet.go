@@ -82,11 +82,12 @@ func HostListener() (net.Listener, error) {
 
 // Forward accepts connections on ln until ctx ends and copies each, both
 // ways, to addr inside the namespace.
-func Forward(ctx context.Context, ln net.Listener, addr string) {
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
+func Forward(ctx context.Context, ln net.Listener, addr string) { ForwardTo(ctx, ln, "tcp", addr) }
+
+// ForwardTo accepts connections on ln until ctx ends and copies each, both
+// ways, to a new connection to addr on network ("tcp", "unix").
+func ForwardTo(ctx context.Context, ln net.Listener, network, addr string) {
+	context.AfterFunc(ctx, func() { ln.Close() })
 	var d net.Dialer
 	for {
 		c, err := ln.Accept()
@@ -95,20 +96,23 @@ func Forward(ctx context.Context, ln net.Listener, addr string) {
 		}
 		go func() {
 			defer c.Close()
-			up, err := d.DialContext(ctx, "tcp", addr)
+			up, err := d.DialContext(ctx, network, addr)
 			if err != nil {
 				return
 			}
 			defer up.Close()
 			done := make(chan struct{})
-			go func() {
-				io.Copy(up, c) //nolint:errcheck // the other direction reports
-				up.(*net.TCPConn).CloseWrite()
-				close(done)
-			}()
-			io.Copy(c, up) //nolint:errcheck
-			c.(*net.TCPConn).CloseWrite()
+			go func() { pipe(up, c); close(done) }()
+			pipe(c, up)
 			<-done
 		}()
+	}
+}
+
+// pipe copies from src to dst, then closes dst for writing.
+func pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -103,19 +104,29 @@ func (a *authorizerHook) gate(ctx context.Context, rec *record) (bool, error) {
 // nameFromBody finds the name (or generateName) in a create's body, JSON,
 // YAML or protobuf, so a refused create still has a lane.
 func nameFromBody(body []byte) string {
-	if len(body) == 0 {
+	m := metaFromBody(body)
+	switch {
+	case m == nil:
 		return ""
-	}
-	obj, _, err := legacyscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
-	if err != nil {
-		return ""
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return ""
-	}
-	if m.GetName() != "" {
+	case m.GetName() != "":
 		return m.GetName()
 	}
 	return m.GetGenerateName()
+}
+
+// metaFromBody decodes a request's body (JSON, YAML or protobuf) and
+// returns its object's metadata, or nil.
+func metaFromBody(body []byte) metav1.Object {
+	if len(body) == 0 {
+		return nil
+	}
+	obj, _, err := legacyscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return m
 }

@@ -4,10 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // controllerBackoff follows the workqueue back-off of each
@@ -49,15 +47,8 @@ func (b *controllerBackoff) limiter(controller string) workqueue.TypedRateLimite
 // ownerFromBody returns the controlling owner of the object in a create's
 // body as its controller's workqueue keys it ("namespace/name"), or "".
 func ownerFromBody(body []byte, namespace string) string {
-	if len(body) == 0 {
-		return ""
-	}
-	obj, _, err := legacyscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
-	if err != nil {
-		return ""
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
+	m := metaFromBody(body)
+	if m == nil {
 		return ""
 	}
 	ref := metav1.GetControllerOfNoCopy(m)
