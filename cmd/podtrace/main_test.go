@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/tui"
 )
 
 // TestMain removes the podtrace binary the tests built once they have run.
@@ -49,13 +49,11 @@ func TestRunHeadless(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		lanes := map[string][]stages.ID{}
-		sc := bufio.NewScanner(strings.NewReader(out))
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var e stages.Event
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				t.Fatalf("not a JSON event line: %q: %v", sc.Text(), err)
-			}
+		evs, err := tui.ReadEvents(strings.NewReader(out))
+		if err != nil {
+			t.Fatalf("not JSON event lines: %v", err)
+		}
+		for _, e := range evs {
 			if e.Kind == stages.KindPod && e.Status == stages.Succeeded && (e.Verb == "" || e.Verb == "create") {
 				l := lanes[e.Pod]
 				if len(l) == 0 || l[len(l)-1] != e.Stage {

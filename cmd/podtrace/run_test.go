@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/tui"
 )
 
 // TestWatchedObjects: run --headless waits for the workloads and pods of the
@@ -89,13 +88,11 @@ spec:
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	ready := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e stages.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("not a JSON event line: %q: %v", sc.Text(), err)
-		}
+	evs, err := tui.ReadEvents(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("not JSON event lines: %v", err)
+	}
+	for _, e := range evs {
 		if e.Kind == stages.KindPod && e.Stage == stages.Ready && e.Status == stages.Succeeded {
 			ready[e.Pod] = true
 		}
