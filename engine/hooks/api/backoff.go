@@ -27,6 +27,15 @@ func (b *controllerBackoff) refused(controller, owner string, now time.Time) tim
 	return now.Add(b.limiter(controller).When(owner))
 }
 
+// refusedBefore reports whether a create of controller's was ever refused
+// (only then does a create that goes through have failures to forget).
+func (b *controllerBackoff) refusedBefore(controller string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.limiters[controller]
+	return ok
+}
+
 // created notes a create that went through: the sync can succeed.
 func (b *controllerBackoff) created(controller, owner string) { b.limiter(controller).Forget(owner) }
 

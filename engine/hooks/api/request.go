@@ -222,11 +222,15 @@ func (r *record) flushLocked(code int, body []byte) {
 	if r.controller == "" || r.verb != "create" {
 		return
 	}
-	owner := ownerFromBody(r.body, r.ref.Namespace)
 	if code < http.StatusBadRequest {
-		r.h.backoff.created(r.controller, owner)
+		// Only a controller that was refused before has failures to forget:
+		// the common create decodes nothing more.
+		if r.h.backoff.refusedBefore(r.controller) {
+			r.h.backoff.created(r.controller, ownerFromBody(r.body, r.ref.Namespace))
+		}
 		return
 	}
+	owner := ownerFromBody(r.body, r.ref.Namespace)
 	e := r.reconcileEvent(stages.Retrying, time.Time{}, "FailedCreate", "Error creating: "+message)
 	if owner != "" {
 		next := r.h.backoff.refused(r.controller, owner, e.Time)
