@@ -109,7 +109,7 @@ func (m *Model) command(msg tea.KeyPressMsg) tea.Cmd {
 		if fc == nil {
 			return m.unavailable("breakpoints")
 		}
-		bp := Breakpoint{Stage: m.selectedStage()}
+		bp := stages.Breakpoint{Stage: m.selectedStage()}
 		if key.Matches(msg, k.Breakpoint) && l != nil && l.Kind == stages.KindPod {
 			bp.Scope.Pod = l.Namespace + "/" + l.Name
 		}
@@ -136,7 +136,7 @@ func (m *Model) command(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func toggleBreakpoint(fc FaultControl, bp Breakpoint) tea.Cmd {
+func toggleBreakpoint(fc FaultControl, bp stages.Breakpoint) tea.Cmd {
 	for _, have := range fc.Breakpoints() {
 		if have == bp {
 			return do("breakpoint cleared before "+string(bp.Stage)+" for "+bp.Scope.String(),

@@ -112,14 +112,14 @@ func (f *FakeSource) Clock() ClockControl { return f.ClockControl }
 
 // FakeFaults is a FaultControl built from function fields.
 type FakeFaults struct {
-	VariantsFunc        func(stages.ID) []Variant
+	VariantsFunc        func(stages.ID) []stages.Variant
 	AddFunc             func(stages.Fault) (stages.Fault, error)
 	RemoveFunc          func(id int) error
 	ListFunc            func() []stages.Fault
-	SetBreakpointFunc   func(Breakpoint) error
-	ClearBreakpointFunc func(Breakpoint) error
-	BreakpointsFunc     func() []Breakpoint
-	HeldFunc            func() []Held
+	SetBreakpointFunc   func(stages.Breakpoint) error
+	ClearBreakpointFunc func(stages.Breakpoint) error
+	BreakpointsFunc     func() []stages.Breakpoint
+	HeldFunc            func() []stages.Held
 	StepFunc            func(pod string) error
 	ContinueFunc        func(pod string) error
 }
@@ -127,7 +127,7 @@ type FakeFaults struct {
 var _ FaultControl = (*FakeFaults)(nil)
 
 // Variants calls VariantsFunc.
-func (f *FakeFaults) Variants(id stages.ID) []Variant {
+func (f *FakeFaults) Variants(id stages.ID) []stages.Variant {
 	if f.VariantsFunc == nil {
 		return nil
 	}
@@ -159,7 +159,7 @@ func (f *FakeFaults) List() []stages.Fault {
 }
 
 // SetBreakpoint calls SetBreakpointFunc.
-func (f *FakeFaults) SetBreakpoint(bp Breakpoint) error {
+func (f *FakeFaults) SetBreakpoint(bp stages.Breakpoint) error {
 	if f.SetBreakpointFunc == nil {
 		return errNotFaked
 	}
@@ -167,7 +167,7 @@ func (f *FakeFaults) SetBreakpoint(bp Breakpoint) error {
 }
 
 // ClearBreakpoint calls ClearBreakpointFunc.
-func (f *FakeFaults) ClearBreakpoint(bp Breakpoint) error {
+func (f *FakeFaults) ClearBreakpoint(bp stages.Breakpoint) error {
 	if f.ClearBreakpointFunc == nil {
 		return errNotFaked
 	}
@@ -175,7 +175,7 @@ func (f *FakeFaults) ClearBreakpoint(bp Breakpoint) error {
 }
 
 // Breakpoints calls BreakpointsFunc.
-func (f *FakeFaults) Breakpoints() []Breakpoint {
+func (f *FakeFaults) Breakpoints() []stages.Breakpoint {
 	if f.BreakpointsFunc == nil {
 		return nil
 	}
@@ -183,7 +183,7 @@ func (f *FakeFaults) Breakpoints() []Breakpoint {
 }
 
 // Held calls HeldFunc.
-func (f *FakeFaults) Held() []Held {
+func (f *FakeFaults) Held() []stages.Held {
 	if f.HeldFunc == nil {
 		return nil
 	}

@@ -39,7 +39,7 @@ func newFaultMenu(fc FaultControl, stage stages.ID, l *lanes.Lane) *faultMenu {
 	}
 	variants := fc.Variants(stage)
 	if len(variants) == 0 {
-		variants = []Variant{{Name: "", Description: "the stage's default failure"}}
+		variants = []stages.Variant{{Name: "", Description: "the stage's default failure"}}
 	}
 	for _, v := range variants {
 		name := "fail"

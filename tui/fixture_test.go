@@ -166,16 +166,16 @@ func fixture(w, h int, theme string) (*Model, *FakeSource, *recorder) {
 // recorder records what the fakes were asked to do.
 type recorder struct {
 	calls []string
-	bps   []Breakpoint
+	bps   []stages.Breakpoint
 }
 
 func (r *recorder) add(s string) { r.calls = append(r.calls, s) }
 
 func (r *recorder) faults() *FakeFaults {
 	return &FakeFaults{
-		VariantsFunc: func(id stages.ID) []Variant {
+		VariantsFunc: func(id stages.ID) []stages.Variant {
 			if id == stages.Pull {
-				return []Variant{{Name: "not-found", Description: "the image does not exist"}, {Name: "unauthorized", Description: "no pull secret"}}
+				return []stages.Variant{{Name: "not-found", Description: "the image does not exist"}, {Name: "unauthorized", Description: "no pull secret"}}
 			}
 			return nil
 		},
@@ -188,19 +188,21 @@ func (r *recorder) faults() *FakeFaults {
 		ListFunc: func() []stages.Fault {
 			return []stages.Fault{{ID: 3, Stage: stages.Schedule, Kind: stages.Fail, Scope: stages.Scope{Node: "node-2"}}}
 		},
-		SetBreakpointFunc: func(bp Breakpoint) error {
+		SetBreakpointFunc: func(bp stages.Breakpoint) error {
 			r.bps = append(r.bps, bp)
 			r.add("break " + string(bp.Stage) + "@" + bp.Scope.String())
 			return nil
 		},
-		ClearBreakpointFunc: func(bp Breakpoint) error {
+		ClearBreakpointFunc: func(bp stages.Breakpoint) error {
 			r.add("clear " + string(bp.Stage) + "@" + bp.Scope.String())
 			return nil
 		},
-		BreakpointsFunc: func() []Breakpoint { return r.bps },
-		HeldFunc:        func() []Held { return []Held{{Pod: "default/web-7d9c5b8f4-qv4tn", Stage: stages.Sandbox}} },
-		StepFunc:        func(pod string) error { r.add("step " + pod); return nil },
-		ContinueFunc:    func(pod string) error { r.add("continue " + pod); return nil },
+		BreakpointsFunc: func() []stages.Breakpoint { return r.bps },
+		HeldFunc: func() []stages.Held {
+			return []stages.Held{{Pod: "default/web-7d9c5b8f4-qv4tn", Stage: stages.Sandbox}}
+		},
+		StepFunc:     func(pod string) error { r.add("step " + pod); return nil },
+		ContinueFunc: func(pod string) error { r.add("continue " + pod); return nil },
 	}
 }
 

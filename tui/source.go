@@ -114,7 +114,7 @@ type RowSource interface {
 // FaultControl injects faults and manages breakpoints.
 type FaultControl interface {
 	// Variants lists the realistic failures a stage offers ("" first: the default).
-	Variants(stage stages.ID) []Variant
+	Variants(stage stages.ID) []stages.Variant
 	// Add injects a fault and returns it with its ID set.
 	Add(f stages.Fault) (stages.Fault, error)
 	// Remove deletes the fault with that ID.
@@ -122,34 +122,17 @@ type FaultControl interface {
 	// List returns the active faults.
 	List() []stages.Fault
 	// SetBreakpoint stops pods in scope before stage.
-	SetBreakpoint(bp Breakpoint) error
+	SetBreakpoint(bp stages.Breakpoint) error
 	// ClearBreakpoint removes a breakpoint equal to bp.
-	ClearBreakpoint(bp Breakpoint) error
+	ClearBreakpoint(bp stages.Breakpoint) error
 	// Breakpoints returns the breakpoints set.
-	Breakpoints() []Breakpoint
+	Breakpoints() []stages.Breakpoint
 	// Held returns the pods held at a breakpoint.
-	Held() []Held
+	Held() []stages.Held
 	// Step runs the held pod's stage and holds it before the next one.
 	Step(pod string) error
 	// Continue releases the held pod ("" releases every pod).
 	Continue(pod string) error
-}
-
-// Variant is one realistic failure of a stage.
-type Variant struct {
-	Name, Description string
-}
-
-// Breakpoint stops pods in Scope before Stage.
-type Breakpoint struct {
-	Stage stages.ID
-	Scope stages.Scope
-}
-
-// Held is a pod waiting at a breakpoint.
-type Held struct {
-	Pod   string // namespace/name
-	Stage stages.ID
 }
 
 // ClockControl is what the pause, speed and fast-forward keys drive: a

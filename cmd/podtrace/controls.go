@@ -6,7 +6,6 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
-	"github.com/podtrace/podtrace/tui"
 )
 
 // faultControl lets the UI inject faults and drive breakpoints.
@@ -14,13 +13,7 @@ type faultControl struct{ t *trace.Tracer }
 
 // Variants lists the stage's realistic failures from the catalogue, the
 // default first.
-func (f faultControl) Variants(stage stages.ID) []tui.Variant {
-	var out []tui.Variant
-	for _, v := range stages.Variants(stage) {
-		out = append(out, tui.Variant{Name: v.Name, Description: v.Description})
-	}
-	return out
-}
+func (f faultControl) Variants(stage stages.ID) []stages.Variant { return stages.Variants(stage) }
 
 // Add injects fault, after turning a variant that stands for a slow or down
 // component into its delay or hang.
@@ -41,31 +34,19 @@ func (f faultControl) Remove(id int) error {
 
 func (f faultControl) List() []stages.Fault { return f.t.Faults.List() }
 
-func (f faultControl) SetBreakpoint(bp tui.Breakpoint) error {
-	f.t.Breaks.Set(trace.Breakpoint{Stage: bp.Stage, Scope: bp.Scope})
+func (f faultControl) SetBreakpoint(bp stages.Breakpoint) error {
+	f.t.Breaks.Set(bp)
 	return nil
 }
 
-func (f faultControl) ClearBreakpoint(bp tui.Breakpoint) error {
-	f.t.Breaks.Remove(trace.Breakpoint{Stage: bp.Stage, Scope: bp.Scope})
+func (f faultControl) ClearBreakpoint(bp stages.Breakpoint) error {
+	f.t.Breaks.Remove(bp)
 	return nil
 }
 
-func (f faultControl) Breakpoints() []tui.Breakpoint {
-	var out []tui.Breakpoint
-	for _, bp := range f.t.Breaks.List() {
-		out = append(out, tui.Breakpoint{Stage: bp.Stage, Scope: bp.Scope})
-	}
-	return out
-}
+func (f faultControl) Breakpoints() []stages.Breakpoint { return f.t.Breaks.List() }
 
-func (f faultControl) Held() []tui.Held {
-	var out []tui.Held
-	for _, h := range f.t.Breaks.Held() {
-		out = append(out, tui.Held{Pod: h.Pod, Stage: h.Stage})
-	}
-	return out
-}
+func (f faultControl) Held() []stages.Held { return f.t.Breaks.Held() }
 
 func (f faultControl) Step(pod string) error { return release(pod, f.t.Breaks.Step, f.t) }
 

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine/apply"
-	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -24,7 +23,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	ctx := context.Background()
 	rec := e.Hub.Record()
 	defer rec.Stop()
-	bp := trace.Breakpoint{Stage: stages.Kubelet}
+	bp := stages.Breakpoint{Stage: stages.Kubelet}
 	e.Tracer.Breaks.Set(bp)
 	a, err := apply.New(e.AdminConfig())
 	if err != nil {

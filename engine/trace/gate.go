@@ -231,35 +231,28 @@ func (t *Tracer) waitDelay(ctx context.Context, f stages.Fault) error {
 	return nil
 }
 
-// Breakpoint stops pods before a stage.
-type Breakpoint struct {
-	Stage stages.ID    `json:"stage"`
-	Scope stages.Scope `json:"scope"`
-}
-
-// Held is a pod waiting at a breakpoint.
-type Held struct {
-	Pod   string // namespace/name
-	Stage stages.ID
-	step  chan bool // true: step (hold before the next stage), false: continue
+// held is a pod waiting at a breakpoint, and how it is released.
+type held struct {
+	stages.Held
+	step chan bool // true: step (hold before the next stage), false: continue
 }
 
 // Breakpoints holds pods before chosen stages. It is safe for concurrent use.
 type Breakpoints struct {
 	mu       sync.Mutex
-	points   []Breakpoint
-	held     map[string]*Held
+	points   []stages.Breakpoint
+	held     map[string]*held
 	stepping map[string]bool
 	changed  chan struct{}
 }
 
 // NewBreakpoints returns an empty set.
 func NewBreakpoints() *Breakpoints {
-	return &Breakpoints{held: map[string]*Held{}, stepping: map[string]bool{}, changed: make(chan struct{})}
+	return &Breakpoints{held: map[string]*held{}, stepping: map[string]bool{}, changed: make(chan struct{})}
 }
 
 // Set adds a breakpoint.
-func (b *Breakpoints) Set(bp Breakpoint) {
+func (b *Breakpoints) Set(bp stages.Breakpoint) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.points = append(b.points, bp)
@@ -281,7 +274,7 @@ func (b *Breakpoints) Clear(stage stages.ID) {
 }
 
 // Remove removes the breakpoint equal to bp, if set.
-func (b *Breakpoints) Remove(bp Breakpoint) {
+func (b *Breakpoints) Remove(bp stages.Breakpoint) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, p := range b.points {
@@ -294,19 +287,19 @@ func (b *Breakpoints) Remove(bp Breakpoint) {
 }
 
 // List returns the breakpoints.
-func (b *Breakpoints) List() []Breakpoint {
+func (b *Breakpoints) List() []stages.Breakpoint {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]Breakpoint(nil), b.points...)
+	return append([]stages.Breakpoint(nil), b.points...)
 }
 
 // Held returns the pods waiting at a breakpoint, sorted by pod.
-func (b *Breakpoints) Held() []Held {
+func (b *Breakpoints) Held() []stages.Held {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Held, 0, len(b.held))
+	out := make([]stages.Held, 0, len(b.held))
 	for _, h := range b.held {
-		out = append(out, Held{Pod: h.Pod, Stage: h.Stage})
+		out = append(out, h.Held)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
 	return out
@@ -365,7 +358,7 @@ func (b *Breakpoints) wait(ctx context.Context, t *Tracer, ref Ref, stage stages
 		return nil
 	}
 	delete(b.stepping, key)
-	h := &Held{Pod: key, Stage: stage, step: make(chan bool, 1)}
+	h := &held{Held: stages.Held{Pod: key, Stage: stage}, step: make(chan bool, 1)}
 	b.held[key] = h
 	b.notifyLocked()
 	b.mu.Unlock()

@@ -176,7 +176,7 @@ func TestGateWaitEndsWithItsFault(t *testing.T) {
 
 func TestBreakpointStepAndContinue(t *testing.T) {
 	tr, rec := newTracer()
-	tr.Breaks.Set(Breakpoint{Stage: stages.Sandbox, Scope: stages.Scope{Pod: "d/a"}})
+	tr.Breaks.Set(stages.Breakpoint{Stage: stages.Sandbox, Scope: stages.Scope{Pod: "d/a"}})
 	ctx := context.Background()
 	a, b := Ref{Namespace: "d", Name: "a"}, Ref{Namespace: "d", Name: "b"}
 	if _, err := tr.Gate(ctx, b, stages.Sandbox, "kubelet"); err != nil {

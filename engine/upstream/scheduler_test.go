@@ -445,7 +445,7 @@ func (env *schedEnv) testBindFault(t *testing.T) {
 func (env *schedEnv) testBreakpoints(t *testing.T) {
 	for _, stage := range []stages.ID{stages.Schedule, stages.Bind} {
 		name := "held-" + string(stage)
-		bp := trace.Breakpoint{Stage: stage, Scope: stages.Scope{Pod: env.ns + "/" + name}}
+		bp := stages.Breakpoint{Stage: stage, Scope: stages.Scope{Pod: env.ns + "/" + name}}
 		env.tr.Breaks.Set(bp)
 		env.createPod(t, name, "100m")
 		env.waitHeld(t, name, stage)
@@ -482,7 +482,7 @@ func (env *schedEnv) waitHeld(t *testing.T, name string, stage stages.ID) {
 // testStep steps a pod held before schedule: it is scheduled, then held
 // again before bind.
 func (env *schedEnv) testStep(t *testing.T) {
-	bp := trace.Breakpoint{Stage: stages.Schedule, Scope: stages.Scope{Pod: env.ns + "/stepped"}}
+	bp := stages.Breakpoint{Stage: stages.Schedule, Scope: stages.Scope{Pod: env.ns + "/stepped"}}
 	env.tr.Breaks.Set(bp)
 	env.createPod(t, "stepped", "10m")
 	env.waitHeld(t, "stepped", stages.Schedule)
@@ -500,7 +500,7 @@ func (env *schedEnv) testStep(t *testing.T) {
 // the hold ends and the hooks keep nothing.
 func (env *schedEnv) testForgets(t *testing.T) {
 	ctx := context.Background()
-	bp := trace.Breakpoint{Stage: stages.Schedule, Scope: stages.Scope{Pod: env.ns + "/deleted"}}
+	bp := stages.Breakpoint{Stage: stages.Schedule, Scope: stages.Scope{Pod: env.ns + "/deleted"}}
 	env.tr.Breaks.Set(bp)
 	defer env.tr.Breaks.Remove(bp)
 	env.createPod(t, "deleted", "10m")
