@@ -20,7 +20,9 @@ import (
 // CreateContainer creates a container from its image, command and
 // arguments (which say what the simulated process does: see the simulated
 // runtime's rules), with its log file at the path the kubelet gives.
-func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (_ string, err error) {
+	ctx, end := r.serverSpan(ctx, runtimeService, "CreateContainer")
+	defer func() { end(err) }()
 	if r.closed.Load() {
 		return "", errShutDown
 	}
@@ -63,7 +65,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 }
 
 // StartContainer starts the container's process.
-func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+func (r *Runtime) StartContainer(ctx context.Context, id string) (err error) {
+	ctx, end := r.serverSpan(ctx, runtimeService, "StartContainer")
+	defer func() { end(err) }()
 	return criError(r.rt.StartContainer(ctx, id))
 }
 

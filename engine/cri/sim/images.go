@@ -12,7 +12,9 @@ import (
 // PullImage pulls the image from the simulated registries (its size sets
 // how long it takes; unknown registries and private images fail as a real
 // pull does) and returns its ID.
-func (r *Runtime) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) (string, error) {
+func (r *Runtime) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) (_ string, err error) {
+	ctx, end := r.serverSpan(ctx, imageService, "PullImage")
+	defer func() { end(err) }()
 	var a *model.AuthConfig
 	if auth != nil {
 		a = &model.AuthConfig{Username: auth.GetUsername(), Password: auth.GetPassword(), Auth: auth.GetAuth()}

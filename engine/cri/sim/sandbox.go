@@ -20,7 +20,9 @@ import (
 // (the CNI ADD, through Config.Network) and starts answering on its
 // address. A network failure tears the sandbox down again and fails the
 // call as containerd does.
-func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, _ string) (string, error) {
+func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, _ string) (_ string, err error) {
+	ctx, end := r.serverSpan(ctx, runtimeService, "RunPodSandbox")
+	defer func() { end(err) }()
 	if r.closed.Load() {
 		return "", errShutDown
 	}

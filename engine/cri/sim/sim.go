@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
@@ -82,6 +83,11 @@ type Config struct {
 	// resolv.conf), as containerd keeps them in its state directory;
 	// without one, containers get no /etc/resolv.conf.
 	Dir string
+	// TracerProvider, when set, records the CRI calls that start a pod
+	// (RunPodSandbox, PullImage, CreateContainer, StartContainer) as
+	// containerd 2.x does: server spans in the kubelet's trace (see
+	// TracerProvider).
+	TracerProvider oteltrace.TracerProvider
 }
 
 // Runtime is one node's simulated CRI runtime.
@@ -91,6 +97,7 @@ type Runtime struct {
 	ipam *ipam.Plugin
 	// podIPs: pods answer on their own pod IPs (engine/podnet).
 	podIPs bool
+	tracer oteltrace.Tracer // nil: no spans
 
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
@@ -157,6 +164,9 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	r := &Runtime{cfg: cfg, ipam: ipam, podIPs: podIPs, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
+	if cfg.TracerProvider != nil {
+		r.tracer = cfg.TracerProvider.Tracer("github.com/podtrace/podtrace/engine/cri/sim")
+	}
 	r.rt = model.New(model.Config{Clock: clock.RealClock{}, Latency: &lat, Speed: cfg.Speed, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
 	if err := r.restore(); err != nil {
 		return nil, err

@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	oteltrace "go.opentelemetry.io/otel/trace"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/component-base/tracing"
+	tracingapi "k8s.io/component-base/tracing/api/v1"
+)
+
+// ServiceName is the service.name of the simulated runtime's spans, as
+// "containerd" is containerd's.
+const ServiceName = "podtrace-sim-cri"
+
+// The CRI services, as their gRPC methods are named
+// (runtime.v1.RuntimeService/RunPodSandbox).
+const (
+	runtimeService = "runtime.v1.RuntimeService"
+	imageService   = "runtime.v1.ImageService"
+)
+
+// TracerProvider is the simulated runtime's tracer provider for node, made
+// as the kubelet's is from the tracing block tc (service.name ServiceName,
+// host.name the node), or nil without a block: the runtime then records
+// nothing. The provider sends what it holds when ctx ends.
+func TracerProvider(ctx context.Context, node string, tc *tracingapi.TracingConfiguration) (oteltrace.TracerProvider, error) {
+	if tc == nil {
+		return nil, nil
+	}
+	tp, err := tracing.NewProvider(ctx, tc, nil, []resource.Option{resource.WithAttributes(
+		semconv.ServiceName(ServiceName), semconv.HostName(node))})
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() {
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(stop)
+	})
+	return tp, nil
+}
+
+// serverSpan starts the span of a CRI call as containerd 2.x records it
+// (otelgrpc's server span, named service/method), a child of the span in
+// the kubelet's ctx, so that it nests in the kubelet's syncPod. end ends it
+// with the call's error. Without a tracer provider it does nothing.
+func (r *Runtime) serverSpan(ctx context.Context, service, method string) (_ context.Context, end func(error)) {
+	if r.tracer == nil {
+		return ctx, func(error) {}
+	}
+	name := service + "/" + method
+	ctx, span := r.tracer.Start(ctx, name, oteltrace.WithSpanKind(oteltrace.SpanKindServer),
+		oteltrace.WithAttributes(semconv.RPCSystemNameGRPC, semconv.RPCMethod(name)))
+	return ctx, func(err error) {
+		s := status.Convert(err)
+		if serverError(s.Code()) {
+			span.SetStatus(codes.Error, s.Message())
+		}
+		span.SetAttributes(semconv.RPCResponseStatusCode(codeName(s.Code())))
+		span.End()
+	}
+}
+
+// serverError reports whether otelgrpc marks a server span with code as an
+// error: the server's faults, not the client's.
+func serverError(c grpccodes.Code) bool {
+	switch c {
+	case grpccodes.Unknown, grpccodes.DeadlineExceeded, grpccodes.Unimplemented, grpccodes.Internal,
+		grpccodes.Unavailable, grpccodes.DataLoss:
+		return true
+	}
+	return false
+}
+
+// codeName is a gRPC status code as OpenTelemetry's rpc.response.status_code
+// spells it (OK, NOT_FOUND, DEADLINE_EXCEEDED).
+func codeName(c grpccodes.Code) string {
+	if c == grpccodes.Canceled {
+		return "CANCELLED"
+	}
+	var b []byte
+	for i, ch := range c.String() {
+		if ch >= 'A' && ch <= 'Z' && i > 0 && c != grpccodes.OK {
+			b = append(b, '_')
+		}
+		if ch >= 'a' && ch <= 'z' {
+			ch -= 'a' - 'A'
+		}
+		b = append(b, byte(ch))
+	}
+	return string(b)
+}
