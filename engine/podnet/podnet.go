@@ -7,7 +7,7 @@
 // leaves every Service without endpoints. podnet resolves both on Linux:
 // Reexec runs podtrace again in a user and network namespace of its own
 // (as `unshare --user --map-root-user --net` does), where the pod CIDRs
-// are local addresses on the namespace's loopback interface. Pods then
+// are local (routed to the namespace's loopback interface). Pods then
 // answer on their real pod IPs (10.244.1.7), Services get endpoints, and
 // nothing a pod serves is visible outside the namespace. Ports below 1024
 // bind too: the namespace's root owns its network.

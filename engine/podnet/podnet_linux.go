@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // Reexec runs the current program again, with the same arguments, in a
@@ -122,8 +123,14 @@ func Setup() error {
 }
 
 // AddRange makes every address of cidr ("10.244.1.0/24") local inside
-// the namespace, as an address on its loopback interface: pods bind their
-// own IPs there and the kubelet's probes reach them.
+// the namespace: pods bind their own IPs there and the kubelet's probes
+// reach them. A single address ("172.18.0.2/32", a node's) goes on the
+// loopback interface, where the kubelet looks for its node IP. A range
+// becomes a local route to the loopback instead (`ip route add local
+// 10.244.1.0/24 dev lo table local`), the very route the kernel adds for
+// an address of that prefix, without the address: every kubelet lists
+// the interfaces' addresses each time it updates its node's status (every
+// 2 s), so one address per pod range made that O(nodes²) work.
 func AddRange(cidr string) error {
 	if !Inside() {
 		return errors.New("podnet: not inside a pod network namespace")
@@ -137,8 +144,16 @@ func AddRange(cidr string) error {
 		return fmt.Errorf("podnet: %w", err)
 	}
 	ipnet.IP = ip.Mask(ipnet.Mask)
-	if err := netlink.AddrReplace(lo, &netlink.Addr{IPNet: ipnet}); err != nil {
-		return fmt.Errorf("podnet: add %s to lo: %w", cidr, err)
+	if ones, bits := ipnet.Mask.Size(); ones == bits {
+		if err := netlink.AddrReplace(lo, &netlink.Addr{IPNet: ipnet}); err != nil {
+			return fmt.Errorf("podnet: add %s to lo: %w", cidr, err)
+		}
+		return nil
+	}
+	route := &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: ipnet, Src: ipnet.IP,
+		Type: unix.RTN_LOCAL, Table: unix.RT_TABLE_LOCAL, Scope: netlink.SCOPE_HOST}
+	if err := netlink.RouteReplace(route); err != nil {
+		return fmt.Errorf("podnet: local route %s via lo: %w", cidr, err)
 	}
 	return nil
 }
