@@ -104,8 +104,12 @@ type Runtime struct {
 	containers map[string]*container
 
 	saveMu sync.Mutex
-	saved  []byte      // the state last written to StateFile
-	closed atomic.Bool // Shutdown: nothing more is written
+	saved  []byte // the state last written to StateFile
+	// savedGen and savedShape are the model's Generation and the
+	// runtime's shape when saved was taken: Save skips an unchanged state.
+	savedGen   uint64
+	savedShape shape
+	closed     atomic.Bool // Shutdown: nothing more is written
 
 	streamOnce     sync.Once
 	stream         streaming.Server // exec, attach and port-forward streams

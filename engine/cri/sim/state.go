@@ -88,13 +88,26 @@ const sandboxAnnotation = "podtrace.dev/sandbox-id"
 
 // Save writes the records of every sandbox and container to StateFile
 // (atomically), if it is set and they changed since the last Save; the
-// engine calls it periodically, and Shutdown a last time.
+// engine calls it periodically, and Shutdown a last time. An unchanged
+// runtime (the same sandboxes, containers and resources, and the model's
+// Generation) costs no snapshot: a node at rest marshals nothing.
 func (r *Runtime) Save(ctx context.Context) error {
 	if r.cfg.StateFile == "" {
 		return nil
 	}
+	// Read before the snapshot: a change made during it moves the
+	// generation on, and the next Save writes it.
+	gen := r.rt.Generation()
+	r.saveMu.Lock()
+	saved, savedGen, savedShape := r.saved != nil, r.savedGen, r.savedShape
+	r.saveMu.Unlock()
 	var st state
 	r.mu.Lock()
+	if saved && gen == savedGen && r.hasShapeLocked(savedShape) {
+		r.mu.Unlock()
+		return nil
+	}
+	shape := r.shapeLocked()
 	for _, sb := range r.sandboxes {
 		st.Sandboxes = append(st.Sandboxes, sandboxRecord{ID: sb.id, Config: sb.config, Created: sb.created, IP: sb.ip})
 	}
@@ -123,21 +136,69 @@ func (r *Runtime) Save(ctx context.Context) error {
 	}
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
-	if r.closed.Load() || bytes.Equal(data, r.saved) {
+	if r.closed.Load() {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(r.cfg.StateFile), 0o700); err != nil {
+	if !bytes.Equal(data, r.saved) {
+		if err := writeAtomically(r.cfg.StateFile, data); err != nil {
+			return err
+		}
+	}
+	r.saved, r.savedGen, r.savedShape = data, gen, shape
+	return nil
+}
+
+// writeAtomically replaces file with data: a crash leaves the old state
+// or the new one, never half of it.
+func writeAtomically(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
-	tmp := r.cfg.StateFile + ".tmp"
+	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, r.cfg.StateFile); err != nil {
-		return err
+	return os.Rename(tmp, file)
+}
+
+// shape is what of the saved state the runtime itself holds, rather than
+// its model: which sandboxes and containers it has, and each container's
+// resources (UpdateContainerResources replaces them).
+type shape struct {
+	sandboxes  map[string]bool
+	containers map[string]*runtimeapi.LinuxContainerResources
+}
+
+// shapeLocked returns the runtime's shape; the caller holds mu.
+func (r *Runtime) shapeLocked() shape {
+	s := shape{sandboxes: make(map[string]bool, len(r.sandboxes)),
+		containers: make(map[string]*runtimeapi.LinuxContainerResources, len(r.containers))}
+	for id := range r.sandboxes {
+		s.sandboxes[id] = true
 	}
-	r.saved = data
-	return nil
+	for id, c := range r.containers {
+		s.containers[id] = c.resources
+	}
+	return s
+}
+
+// hasShapeLocked reports whether the runtime has s's sandboxes and
+// containers, with the same resources; the caller holds mu.
+func (r *Runtime) hasShapeLocked(s shape) bool {
+	if len(s.sandboxes) != len(r.sandboxes) || len(s.containers) != len(r.containers) {
+		return false
+	}
+	for id := range r.sandboxes {
+		if !s.sandboxes[id] {
+			return false
+		}
+	}
+	for id, c := range r.containers {
+		if res, ok := s.containers[id]; !ok || res != c.resources {
+			return false
+		}
+	}
+	return true
 }
 
 // Shutdown saves the state a last time and stops the runtime: from then on

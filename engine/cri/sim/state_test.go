@@ -2,9 +2,15 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
@@ -44,4 +50,115 @@ func TestImagesSurviveARestart(t *testing.T) {
 	if st, err := r.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "busybox:1.36"}, false); err != nil || st.GetImage() != nil {
 		t.Errorf("an image never pulled is on the node after a restart: %v, %v", st, err)
 	}
+}
+
+// What changes without a CRI call (a container that exits by itself) and
+// what the runtime alone holds (a resize) is saved at the next Save, and
+// so survives a restart; a Save with nothing changed writes nothing.
+func TestSaveKeepsEveryChange(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "node-1.json")
+	cfg := Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed },
+		StateFile: file, Dir: dir}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := &runtimeapi.ImageSpec{Image: "nginx:1.27"}
+	if _, err := r.PullImage(ctx, image, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "u1"}, LogDirectory: dir}
+	sandbox, err := r.RunPodSandbox(ctx, sb, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := r.CreateContainer(ctx, sandbox, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "web"},
+		Image: image, LogPath: "web/0.log", Annotations: map[string]string{model.AnnotationExitAfter: "100ms", model.AnnotationExitCode: "3"}}, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	save := func() {
+		t.Helper()
+		if err := r.Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, err := r.ContainerStatus(ctx, id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the container did not exit by itself")
+		}
+	}
+	save()
+	if s := savedContainer(t, file, id); s.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || s.GetExitCode() != 3 {
+		t.Errorf("saved after its exit, the container is %s with exit code %d, want exited with 3", s.GetState(), s.GetExitCode())
+	}
+	resized := &runtimeapi.LinuxContainerResources{CpuPeriod: 100000, CpuQuota: 30000, CpuShares: 153, MemoryLimitInBytes: 256 << 20}
+	if err := r.UpdateContainerResources(ctx, id, &runtimeapi.ContainerResources{Linux: resized}); err != nil {
+		t.Fatal(err)
+	}
+	save()
+	if got := savedContainer(t, file, id).GetResources().GetLinux(); !proto.Equal(got, resized) {
+		t.Errorf("saved after a resize, the container has %v, want %v", got, resized)
+	}
+
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	save()
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a Save with nothing changed wrote the state again (%v)", err)
+	}
+	r.saved = nil // as if not saved yet: Shutdown writes it
+	if err := r.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown(ctx) //nolint:errcheck
+	st, err := r.ContainerStatus(ctx, id, false)
+	if err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+	if s := st.GetStatus(); s.GetExitCode() != 3 || s.GetReason() != "Error" {
+		t.Errorf("after a restart the container exited %d (%s), want 3 (Error): its own exit was not saved", s.GetExitCode(), s.GetReason())
+	}
+	if got := st.GetStatus().GetResources().GetLinux(); !proto.Equal(got, resized) {
+		t.Errorf("after a restart the container reports %v, want the resize %v", got, resized)
+	}
+}
+
+// savedContainer returns container id's record in the state file.
+func savedContainer(t *testing.T, file, id string) *runtimeapi.ContainerStatus {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st state
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Containers {
+		if c.GetId() == id {
+			return c
+		}
+	}
+	t.Fatalf("container %s is not in the saved state", id)
+	return nil
 }

@@ -47,6 +47,19 @@ type Runtime struct {
 	containers map[string]*container
 	images     map[string]Image // normalized ref → image
 	subs       []*subscriber
+	// gen counts the changes to sandboxes, containers' states and images
+	// (see Generation).
+	gen uint64
+}
+
+// Generation returns a number that changes whenever a sandbox, a
+// container's state or an image changes: what a runtime that keeps its
+// state on disk writes (see engine/cri/sim's Save) is unchanged as long as
+// it is.
+func (r *Runtime) Generation() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gen
 }
 
 type sandbox struct {
@@ -109,6 +122,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg SandboxConfig) (string,
 	id := r.id("sandbox", key+"/"+cfg.UID)
 	r.mu.Lock()
 	r.sandboxes[id] = &sandbox{id: id, cfg: cfg, ready: true}
+	r.gen++
 	r.mu.Unlock()
 	return id, nil
 }
@@ -134,6 +148,7 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	}
 	r.mu.Lock()
 	sb.ready = false
+	r.gen++
 	r.mu.Unlock()
 	return r.wait(ctx, r.model.scale(r.model.Stop, "stopsandbox/"+id))
 }
@@ -150,6 +165,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 			delete(r.containers, cid)
 		}
 	}
+	r.gen++
 	r.mu.Unlock()
 	return r.wait(ctx, r.model.scale(r.model.Remove, "removesandbox/"+id))
 }
@@ -181,6 +197,7 @@ func (r *Runtime) PullImage(ctx context.Context, image string, auth *AuthConfig)
 	img := Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()), RepoDigest: ref.Name() + "@" + digest, Size: res.size}
 	r.mu.Lock()
 	r.images[ref.String()] = img
+	r.gen++
 	r.mu.Unlock()
 	return img, nil
 }
@@ -228,6 +245,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID, dir: cfg.WorkingDir, stdio: stdio,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
+	r.gen++
 	r.mu.Unlock()
 	r.publish(ContainerEvent{ContainerID: id, SandboxID: sandboxID, State: StateCreated, Time: r.clock.Now()})
 	return id, nil
@@ -251,6 +269,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("rpc error: code = Unknown desc = container %s is in %s state, not %s", id, c.status.State, StateCreated)
 	}
 	c.status.State, c.status.StartedAt = StateRunning, now
+	r.gen++
 	sb := c.sandbox
 	r.mu.Unlock()
 	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateRunning, Time: now})
@@ -333,6 +352,7 @@ func (r *Runtime) exit(c *container, code int) {
 		c.status.Reason = "Error"
 	}
 	close(c.exited)
+	r.gen++
 	id, sb := c.status.ID, c.sandbox
 	r.mu.Unlock()
 	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateExited, Time: now})
@@ -359,6 +379,7 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout time.Dur
 		r.mu.Lock()
 		if c.status.State == StateCreated {
 			c.status.State, c.status.FinishedAt = StateExited, r.clock.Now()
+			r.gen++
 		}
 		r.mu.Unlock()
 		return nil
@@ -385,6 +406,7 @@ func (r *Runtime) RemoveContainer(_ context.Context, id string) error {
 		return fmt.Errorf("rpc error: code = Unknown desc = container %s is running", id)
 	}
 	delete(r.containers, id)
+	r.gen++
 	return nil
 }
 
@@ -418,6 +440,7 @@ func (r *Runtime) Restore(imgs ...Image) {
 	for _, img := range imgs {
 		r.images[img.Ref] = img
 	}
+	r.gen++
 }
 
 // Preload puts images on the node without pulling, as if pulled before.
@@ -434,6 +457,7 @@ func (r *Runtime) Preload(refs ...string) error {
 		r.mu.Lock()
 		r.images[ref.String()] = Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()),
 			RepoDigest: ref.Name() + "@" + digestOf("manifest:"+ref.String()), Size: size}
+		r.gen++
 		r.mu.Unlock()
 	}
 	return nil
@@ -454,5 +478,6 @@ func (r *Runtime) Images() []Image {
 func (r *Runtime) RemoveImage(ref string) {
 	r.mu.Lock()
 	delete(r.images, ref)
+	r.gen++
 	r.mu.Unlock()
 }
