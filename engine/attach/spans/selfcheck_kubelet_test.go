@@ -67,7 +67,7 @@ func TestKubeletSpansAgreeWithSeams(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, p := range pods {
-			if s := stageTimes(folded, "default", p); s[stages.Start].end.IsZero() || s[stages.Bind].end.IsZero() {
+			if s := enginetest.StageTimes(folded, "default", p); s[stages.Start].End.IsZero() || s[stages.Bind].End.IsZero() {
 				return false
 			}
 		}
@@ -77,18 +77,19 @@ func TestKubeletSpansAgreeWithSeams(t *testing.T) {
 	defer mu.Unlock()
 	pulls := 0
 	for _, p := range pods {
-		spans, seams := stageTimes(folded, "default", p), stageTimes(live.Events(), "default", p)
+		spans, seams := enginetest.StageTimes(folded, "default", p), enginetest.StageTimes(live.Events(), "default", p)
 		want := []stages.ID{stages.Bind, stages.Sandbox, stages.Create, stages.Start}
-		if !spans[stages.Pull].start.IsZero() { // no PullImage for an image already on the node
+		if !spans[stages.Pull].Start.IsZero() { // no PullImage for an image already on the node
 			want = append(want, stages.Pull)
 			pulls++
 		}
 		for _, s := range want {
-			agree(t, p, s, spans[s], seams[s])
+			if d := enginetest.Disagreement(spans[s], seams[s], agreement); d != "" {
+				t.Errorf("pod %s %s %s", p, s, d)
+			}
 		}
 		for _, s := range []stages.ID{stages.Bind, stages.Kubelet, stages.Sandbox, stages.Pull, stages.Create, stages.Start} {
-			t.Logf("%s %-8s spans %9.3fms seams %9.3fms (start %+.3fms, end %+.3fms)", p, s, ms64(spans[s]), ms64(seams[s]),
-				msOf(spans[s].start.Sub(seams[s].start)), msOf(spans[s].end.Sub(seams[s].end)))
+			t.Logf("%s %-8s %s", p, s, enginetest.Compared(spans[s], seams[s]))
 		}
 	}
 	if pulls == 0 {
@@ -108,20 +109,3 @@ func startedPods(evs []stages.Event) []string {
 	}
 	return out
 }
-
-// agree checks that a stage from the spans starts and ends within
-// agreement of the seams' stage.
-func agree(t *testing.T, pod string, stage stages.ID, spans, seams timed) {
-	t.Helper()
-	for _, at := range []struct {
-		what       string
-		span, seam time.Time
-	}{{"start", spans.start, seams.start}, {"end", spans.end, seams.end}} {
-		if at.span.IsZero() || at.seam.IsZero() || at.span.Sub(at.seam).Abs() > agreement {
-			t.Errorf("pod %s %s %s: spans %s, seams %s: want within %s", pod, stage, at.what,
-				at.span.Format(time.StampMicro), at.seam.Format(time.StampMicro), agreement)
-		}
-	}
-}
-
-func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -17,28 +17,6 @@ import (
 
 func TestMain(m *testing.M) { enginetest.Main(m) }
 
-// timed is one stage's start and end.
-type timed struct{ start, end time.Time }
-
-// stageTimes folds events into each stage's first start and end, for one pod.
-func stageTimes(evs []stages.Event, ns, pod string) map[stages.ID]timed {
-	out := map[stages.ID]timed{}
-	for _, e := range evs {
-		if e.Namespace != ns || e.Pod != pod || (e.Kind != "" && e.Kind != stages.KindPod) {
-			continue
-		}
-		t := out[e.Stage]
-		switch {
-		case e.Status == stages.Started && t.start.IsZero():
-			t.start = e.Time
-		case e.Status.Terminal() && t.end.IsZero():
-			t.end = e.Time
-		}
-		out[e.Stage] = t
-	}
-	return out
-}
-
 // TestSpansAgreeWithSeams runs the real kube-apiserver with its upstream
 // tracing sent to the receiver, creates a pod that the real scheduler
 // binds to a Node object, and checks the stages rebuilt from the spans
@@ -78,15 +56,15 @@ func TestSpansAgreeWithSeams(t *testing.T) {
 	if _, err := client.CoreV1().Pods("default").Create(env.Ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var spans map[stages.ID]timed
+	var spans map[stages.ID]enginetest.Timed
 	enginetest.WaitFor(t, 60*time.Second, "the pod's create and binding spans", func() bool {
 		r.fold.Flush()
 		mu.Lock()
 		defer mu.Unlock()
-		spans = stageTimes(folded, "default", "traced")
-		return !spans[stages.Persist].end.IsZero() && !spans[stages.Bind].end.IsZero()
+		spans = enginetest.StageTimes(folded, "default", "traced")
+		return !spans[stages.Persist].End.IsZero() && !spans[stages.Bind].End.IsZero()
 	})
-	seams := stageTimes(env.Events(), "default", "traced")
+	seams := enginetest.StageTimes(env.Events(), "default", "traced")
 
 	within := func(stage stages.ID, what string, a, b time.Time, d time.Duration) {
 		t.Helper()
@@ -94,19 +72,17 @@ func TestSpansAgreeWithSeams(t *testing.T) {
 			t.Errorf("%s %s: spans %s, seams %s: want within %s", stage, what, a.Format(time.StampMicro), b.Format(time.StampMicro), d)
 		}
 	}
-	within(stages.Persist, "start", spans[stages.Persist].start, seams[stages.Persist].start, time.Millisecond)
-	within(stages.Persist, "end", spans[stages.Persist].end, seams[stages.Persist].end, time.Millisecond)
-	within(stages.Authn, "start", spans[stages.Authn].start, seams[stages.Authn].start, time.Millisecond)
-	within(stages.Admission, "end", spans[stages.Admission].end, seams[stages.Admission].end, time.Millisecond)
+	within(stages.Persist, "start", spans[stages.Persist].Start, seams[stages.Persist].Start, time.Millisecond)
+	within(stages.Persist, "end", spans[stages.Persist].End, seams[stages.Persist].End, time.Millisecond)
+	within(stages.Authn, "start", spans[stages.Authn].Start, seams[stages.Authn].Start, time.Millisecond)
+	within(stages.Admission, "end", spans[stages.Admission].End, seams[stages.Admission].End, time.Millisecond)
 	sb, bb := seams[stages.Bind], spans[stages.Bind]
-	if sb.start.IsZero() || bb.start.Before(sb.start) || bb.end.After(sb.end) {
+	if sb.Start.IsZero() || bb.Start.Before(sb.Start) || bb.End.After(sb.End) {
 		t.Errorf("bind: the binding request's span %s..%s is not inside the scheduler's bind stage %s..%s",
-			bb.start.Format(time.StampMicro), bb.end.Format(time.StampMicro), sb.start.Format(time.StampMicro), sb.end.Format(time.StampMicro))
+			bb.Start.Format(time.StampMicro), bb.End.Format(time.StampMicro), sb.Start.Format(time.StampMicro), sb.End.Format(time.StampMicro))
 	}
 	for _, s := range []stages.ID{stages.Persist, stages.Authn, stages.Authz, stages.Admission, stages.Schedule, stages.Bind} {
-		t.Logf("%-9s spans %8.3fms seams %8.3fms (start %+.3fms)", s, ms64(spans[s]), ms64(seams[s]),
-			float64(spans[s].start.Sub(seams[s].start).Microseconds())/1000)
+		t.Logf("%-9s spans %8.3fms seams %8.3fms (start %+.3fms)", s, spans[s].Duration(), seams[s].Duration(),
+			float64(spans[s].Start.Sub(seams[s].Start).Microseconds())/1000)
 	}
 }
-
-func ms64(t timed) float64 { return float64(t.end.Sub(t.start).Microseconds()) / 1000 }

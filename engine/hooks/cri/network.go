@@ -17,16 +17,13 @@ import (
 // rangeSet (as the plugin of type plugin of the network named network
 // reports it; network empty as containerd 1.6 words it), reported with the
 // pod's address. wrap words a failure as the runtime reports it for the
-// sandbox.
+// sandbox. The cni stage runs inside the sandbox stage, as containerd sets
+// up a sandbox's network before it starts the pause container; a runtime
+// that starts the pause container first ends the sandbox stage before the
+// network with sandboxUp.
 func (h *Hooks) Network(rangeSet, plugin, network string, wrap func(sandboxID string, err error) error) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
 		ref := h.ref(md)
-		h.mu.Lock()
-		sandboxUp := h.starting[md.GetUid()]
-		h.mu.Unlock()
-		if sandboxUp != nil {
-			sandboxUp(sandboxID, nil)
-		}
 		f, err := h.tr.Gate(ctx, ref, stages.CNI, RuntimeComponent)
 		if err != nil {
 			return "", err
@@ -44,6 +41,18 @@ func (h *Hooks) Network(rangeSet, plugin, network string, wrap func(sandboxID st
 		}
 		span.Succeed("", fmt.Sprintf("eth0 %s (CNI ADD)", ip))
 		return ip, nil
+	}
+}
+
+// sandboxUp ends the sandbox stage of the pod whose RunPodSandbox is
+// running, when the runtime has started its pause container before the
+// rest of the call (the simulated runtime, before its network).
+func (h *Hooks) sandboxUp(uid, sandboxID string) {
+	h.mu.Lock()
+	up := h.starting[uid]
+	h.mu.Unlock()
+	if up != nil {
+		up(sandboxID, nil)
 	}
 }
 

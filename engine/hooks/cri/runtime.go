@@ -51,9 +51,10 @@ func (r *runtimeHook) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSand
 			Retry(kubeletevents.FailedCreatePodSandBox, err.Error(), time.Time{})
 		return "", err
 	}
-	// The sandbox is up when its pause container runs, before the runtime
-	// sets up its network (the cni stage, which calls sandboxUp), as in
-	// containerd's RunPodSandbox.
+	// The sandbox is up when RunPodSandbox returns with its pause container
+	// running: containerd sets up the network (the cni stage) first, inside
+	// the call. The simulated runtime starts the pause container before its
+	// network, and ends the stage there (sandboxUp).
 	span := h.tr.BeginWithAt(ref, stages.Sandbox, Component, start, withContainer("", int(md.GetAttempt())+1))
 	var once sync.Once
 	end := func(id string, err error) {

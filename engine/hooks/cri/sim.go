@@ -11,12 +11,14 @@ import (
 
 // NewSim returns a node's simulated CRI runtime (engine/cri/sim, as cfg
 // says) behind a new interposer reporting to tr: the runtime's CNI ADD is
-// the cni stage, it answers on the ports of the pod's probes and hooks, and
-// a ready fault makes a pod stop answering.
+// the cni stage, after the sandbox stage (the simulated runtime starts the
+// pause container first), it answers on the ports of the pod's probes and
+// hooks, and a ready fault makes a pod stop answering.
 func NewSim(tr *trace.Tracer, cfg crisim.Config) (*Hooks, *crisim.Runtime, error) {
 	var h *Hooks
 	var sim *crisim.Runtime
 	cfg.Network = func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, id string, add func() (string, error)) (string, error) {
+		h.sandboxUp(md.GetUid(), id) // the simulated runtime's pause container runs before its network
 		return h.Network(sim.RangeSet(), "bridge", "podtrace", crisim.NetworkSetupError)(ctx, md, id, add)
 	}
 	cfg.ExtraPorts = func(md *runtimeapi.PodSandboxMetadata) []int32 { return h.ExtraPorts(md) }
