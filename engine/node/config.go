@@ -54,7 +54,10 @@ func kubeletServer(cfg Config, addr string, port int) (*kubeletoptions.KubeletSe
 	// runtime network goes down turns NotReady within seconds.
 	c.NodeStatusUpdateFrequency.Duration = 2 * time.Second
 	c.NodeStatusReportFrequency.Duration = 5 * time.Minute
-	c.SyncFrequency.Duration = 10 * time.Second
+	// SyncFrequency stays upstream's 1 min (kubemark sets 10 s): every
+	// running pod's periodic sync (volumes, secrets, status) six times
+	// less often. Back-offs do not wait on it: a failed sync is retried
+	// after 10 s, or when its crash-loop or image back-off ends.
 	c.EvictionPressureTransitionPeriod.Duration = 5 * time.Minute
 	// The simulated machine has no real memory or disk pressure to evict on.
 	c.EvictionHard = map[string]string{}
