@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -34,13 +33,23 @@ import (
 // the tenth of the service range (10.96.0.0/12).
 const ClusterDNSIP = "10.96.0.10"
 
-// dnsEndpointIP is the kube-dns Service's endpoint, where CoreDNS answers
-// too: the control plane's address, as for a pod on the host network of
-// the control-plane node (kind's CoreDNS pods run there). kube-proxy's
-// rules lead ClusterDNSIP there; without them, CoreDNS answers on
-// ClusterDNSIP itself, made local. The endpoint cannot be ClusterDNSIP:
-// kube-proxy rejects traffic still bound for a ClusterIP after its rules.
+// dnsEndpointIP is the kube-dns Service's endpoint in the pod network
+// namespace, where CoreDNS answers too: the control plane's address, as
+// for a pod on the host network of the control-plane node (kind's CoreDNS
+// pods run there). kube-proxy's rules lead ClusterDNSIP there; without
+// them, CoreDNS answers on ClusterDNSIP itself, made local. The endpoint
+// cannot be ClusterDNSIP: kube-proxy rejects traffic still bound for a
+// ClusterIP after its rules. With real containers, the endpoint is the
+// first node's gateway (hostDNS).
 var dnsEndpointIP = controlplane.AdvertiseAddress
+
+// dnsAt is where CoreDNS answers: listen and also (IPs, on the DNS port),
+// and the kube-dns Service's endpoint, one of them, where its metrics are.
+type dnsAt struct {
+	listen   string
+	also     []string
+	endpoint string
+}
 
 // Ports of the kube-dns Service, as kubeadm's CoreDNS addon has them.
 const (
@@ -64,13 +73,15 @@ var coreDNSUser = identity.User{Name: serviceaccount.MakeUsername(metav1.Namespa
 // clusterDNS decides whether the cluster gets its DNS, and returns the
 // addresses the kubelets give pods (none without). CoreDNS needs
 // ClusterDNSIP to be an address pods reach: in the pod network namespace
-// it is made local there. Elsewhere (macOS, a Linux without user
-// namespaces, an external etcd, real containers) e.NoClusterDNS says why
-// there is none.
+// it is made local there; with real containers, kube-proxy's rules on the
+// host lead it to CoreDNS (hostDNS). Elsewhere (macOS, a Linux without
+// user namespaces, an external etcd, real containers without kube-proxy)
+// e.NoClusterDNS says why there is none.
 func (e *Engine) clusterDNS(cfg Config) []string {
 	switch {
+	case cfg.Containerd != nil && e.proxyOwner == "":
+		e.NoClusterDNS = fmt.Errorf("no cluster DNS: pods reach %s only through kube-proxy's rules, and there is no kube-proxy: pods keep the host's resolvers", ClusterDNSIP)
 	case cfg.Containerd != nil:
-		e.NoClusterDNS = errors.New("no cluster DNS with real containers yet: pods keep the host's resolvers")
 	case !podnet.Inside():
 		e.NoClusterDNS = fmt.Errorf("no cluster DNS outside a pod network namespace (%s is no address of this machine): pods keep the host's resolvers", ClusterDNSIP)
 	default:
@@ -85,13 +96,16 @@ func (e *Engine) clusterDNS(cfg Config) []string {
 	return []string{ClusterDNSIP}
 }
 
+// simDNS is where CoreDNS answers in the pod network namespace.
+var simDNS = dnsAt{listen: ClusterDNSIP, also: []string{dnsEndpointIP}, endpoint: dnsEndpointIP}
+
 // startCoreDNS registers kube-system/kube-dns as kubeadm's CoreDNS addon
 // does (its ServiceAccount and RBAC, the Service) with an EndpointSlice of
-// podtrace's, since no Pod runs CoreDNS, and runs CoreDNS on ClusterDNSIP
-// with the ServiceAccount's identity.
-func (e *Engine) startCoreDNS(ctx context.Context) error {
+// podtrace's naming at.endpoint, since no Pod runs CoreDNS, and runs
+// CoreDNS where at says with the ServiceAccount's identity.
+func (e *Engine) startCoreDNS(ctx context.Context, at dnsAt) error {
 	start := time.Now()
-	if err := applyKubeDNS(ctx, e.AdminClient()); err != nil {
+	if err := applyKubeDNS(ctx, e.AdminClient(), at.endpoint); err != nil {
 		return fmt.Errorf("cluster DNS: %w", err)
 	}
 	certPEM, keyPEM, err := e.PKI.IssueClient(coreDNSUser.Name, coreDNSUser.Groups)
@@ -104,12 +118,12 @@ func (e *Engine) startCoreDNS(ctx context.Context) error {
 		return fmt.Errorf("cluster DNS: %w", err)
 	}
 	e.DNS, err = upstream.StartCoreDNS(ctx, upstream.CoreDNSConfig{Kubeconfig: kubeconfig, Domain: node.ClusterDomain,
-		Listen: net.JoinHostPort(ClusterDNSIP, fmt.Sprint(dnsPort)), Also: []string{dnsEndpointIP},
-		Metrics: net.JoinHostPort(dnsEndpointIP, fmt.Sprint(metricsPort))})
+		Listen: net.JoinHostPort(at.listen, fmt.Sprint(dnsPort)), Also: at.also,
+		Metrics: net.JoinHostPort(at.endpoint, fmt.Sprint(metricsPort))})
 	if err != nil {
 		return err
 	}
-	klog.InfoS("CoreDNS serves the cluster's DNS", "address", ClusterDNSIP, "domain", node.ClusterDomain, "took", time.Since(start))
+	klog.InfoS("CoreDNS serves the cluster's DNS", "address", ClusterDNSIP, "endpoint", at.endpoint, "domain", node.ClusterDomain, "took", time.Since(start))
 	return nil
 }
 
@@ -118,10 +132,10 @@ func (e *Engine) startCoreDNS(ctx context.Context) error {
 // Deployment and ConfigMap: the coredns ServiceAccount, the system:coredns
 // ClusterRole and its binding, and the kube-dns Service, without a
 // selector since no Pod serves it, with its Endpoints and EndpointSlice
-// naming dnsEndpointIP, where CoreDNS answers, kept as kube-apiserver keeps
+// naming endpoint, where CoreDNS answers, kept as kube-apiserver keeps
 // default/kubernetes's (the Endpoints not mirrored, the EndpointSlice
 // managed by podtrace).
-func applyKubeDNS(ctx context.Context, client kubernetes.Interface) error {
+func applyKubeDNS(ctx context.Context, client kubernetes.Interface, endpoint string) error {
 	opts := metav1.ApplyOptions{FieldManager: managedBy, Force: true}
 	ns := metav1.NamespaceSystem
 	if _, err := client.CoreV1().ServiceAccounts(ns).Apply(ctx, corev1ac.ServiceAccount("coredns", ns), opts); err != nil {
@@ -152,7 +166,7 @@ func applyKubeDNS(ctx context.Context, client kubernetes.Interface) error {
 	owner := metav1ac.OwnerReference().WithAPIVersion("v1").WithKind("Service").WithName(kubeDNS).
 		WithUID(applied.UID).WithController(true).WithBlockOwnerDeletion(true)
 	endpoints := corev1ac.Endpoints(kubeDNS, ns).WithLabels(with(labels, discoveryv1.LabelSkipMirror, "true")).
-		WithSubsets(corev1ac.EndpointSubset().WithAddresses(corev1ac.EndpointAddress().WithIP(dnsEndpointIP)).WithPorts(
+		WithSubsets(corev1ac.EndpointSubset().WithAddresses(corev1ac.EndpointAddress().WithIP(endpoint)).WithPorts(
 			corev1ac.EndpointPort().WithName("dns").WithPort(dnsPort).WithProtocol(corev1.ProtocolUDP),
 			corev1ac.EndpointPort().WithName("dns-tcp").WithPort(dnsPort).WithProtocol(corev1.ProtocolTCP),
 			corev1ac.EndpointPort().WithName("metrics").WithPort(metricsPort).WithProtocol(corev1.ProtocolTCP)))
@@ -162,7 +176,7 @@ func applyKubeDNS(ctx context.Context, client kubernetes.Interface) error {
 	slice := discoveryv1ac.EndpointSlice(kubeDNS, ns).
 		WithLabels(with(with(labels, discoveryv1.LabelServiceName, kubeDNS), discoveryv1.LabelManagedBy, managedBy)).
 		WithOwnerReferences(owner).WithAddressType(discoveryv1.AddressTypeIPv4).
-		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(dnsEndpointIP).
+		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(endpoint).
 			WithConditions(discoveryv1ac.EndpointConditions().WithReady(true).WithServing(true).WithTerminating(false))).
 		WithPorts(slicePort("dns", dnsPort, corev1.ProtocolUDP), slicePort("dns-tcp", dnsPort, corev1.ProtocolTCP),
 			slicePort("metrics", metricsPort, corev1.ProtocolTCP))

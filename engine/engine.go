@@ -102,6 +102,7 @@ type Engine struct {
 	sims            []*crisim.Runtime // the nodes' simulated runtimes, saved on Close
 	podCIDRs        map[string]string // each node's pod range, by name
 	dnsServers      []string          // the kubelets' clusterDNS
+	proxyOwner      string            // where kube-proxy's host tables are claimed (hostnet.go)
 }
 
 // Start brings the whole cluster up; it stops when ctx ends or Close is called.
@@ -137,10 +138,12 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.ControlPlane = cp
+	e.claimHostProxy(ctx, cfg)
 	// CoreDNS starts while the kubelets do: they need only its address.
+	// With real containers it answers on a node's bridge, after the nodes.
 	dns := make(chan error, 1)
-	if e.dnsServers = e.clusterDNS(cfg); e.dnsServers != nil {
-		go func() { dns <- e.startCoreDNS(ctx) }()
+	if e.dnsServers = e.clusterDNS(cfg); e.dnsServers != nil && cfg.Containerd == nil {
+		go func() { dns <- e.startCoreDNS(ctx, simDNS) }()
 	} else {
 		dns <- nil
 	}
@@ -152,6 +155,9 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 		err = e.startKubeProxy(ctx, cfg)
 	} else if e.NoServiceProxy != nil {
 		klog.InfoS("Running without kube-proxy", "reason", e.NoServiceProxy)
+	}
+	if err == nil && cfg.Containerd != nil && e.dnsServers != nil {
+		err = e.hostDNS(ctx, cfg)
 	}
 	if err != nil {
 		e.Close()
@@ -192,6 +198,8 @@ func (e *Engine) Close() error {
 	}
 	if e.Proxy != nil {
 		e.Proxy.Stop()
+	} else if e.proxyOwner != "" {
+		upstream.ReleaseKubeProxyTables(e.proxyOwner)
 	}
 	for _, s := range e.sims {
 		_ = s.Shutdown(context.Background()) // saves the records a restart on the data dir finds

@@ -32,28 +32,27 @@ const clusterCIDR = "10.244.0.0/16"
 var kubeProxyUser = identity.User{Name: serviceaccount.MakeUsername(metav1.NamespaceSystem, "kube-proxy"),
 	Groups: serviceaccount.MakeGroupNames(metav1.NamespaceSystem)}
 
-// serviceProxy decides whether Services can route: only in the pod
-// network namespace, where kube-proxy's rules see every pod's traffic.
-// Elsewhere (macOS, a Linux without user namespaces, an external etcd,
-// real containers) e.NoServiceProxy says why not.
+// serviceProxy decides whether Services can route: in the pod network
+// namespace, where kube-proxy's rules see every simulated pod's traffic,
+// and on the host with real containers, where they see every bridge's.
+// Elsewhere (macOS, a Linux without user namespaces, an external etcd)
+// e.NoServiceProxy says why not.
 func (e *Engine) serviceProxy(cfg Config) bool {
 	switch {
-	case cfg.Containerd != nil:
-		e.NoServiceProxy = errors.New("no kube-proxy with real containers yet: ClusterIPs and NodePorts lead nowhere")
-	case !podnet.Inside():
-		e.NoServiceProxy = errors.New("no kube-proxy outside a pod network namespace: ClusterIPs and NodePorts lead nowhere")
+	case e.NoServiceProxy != nil: // on the host, its tables could not be claimed
 	case len(cfg.Nodes) == 0:
 		e.NoServiceProxy = errors.New("no kube-proxy without a node")
+	case cfg.Containerd == nil && !podnet.Inside():
+		e.NoServiceProxy = errors.New("no kube-proxy outside a pod network namespace: ClusterIPs and NodePorts lead nowhere")
 	}
 	return e.NoServiceProxy == nil
 }
 
-// startKubeProxy runs kube-proxy, in nftables mode, in the pod network
-// namespace that every simulated node shares: one proxier serves them all,
-// as the first node's (kind runs one per node, each in the node's own
-// namespace). NodePorts answer on every node's address. Where nftables
-// cannot be used (no nft, too old, no rights), e.NoServiceProxy says why
-// and the cluster runs without.
+// startKubeProxy runs kube-proxy, in nftables mode, once for every node's
+// network (hostProxy, simProxy) as the first node's (kind runs one per
+// node, each in the node's own namespace). Where nftables cannot be used
+// (no nft, too old, no rights, tables that are not podtrace's),
+// e.NoServiceProxy says why and the cluster runs without.
 func (e *Engine) startKubeProxy(ctx context.Context, cfg Config) error {
 	start := time.Now()
 	if err := applyKubeProxyRBAC(ctx, e.AdminClient()); err != nil {
@@ -63,22 +62,11 @@ func (e *Engine) startKubeProxy(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("kube-proxy: %w", err)
 	}
-	var addrs []string
-	for i := range cfg.Nodes {
-		addrs = append(addrs, podnet.HostIP(i+2).String()+"/32")
-	}
-	ip := podnet.HostIP(2) // the first node's (nodeIP)
-	e.Proxy, err = upstream.StartKubeProxy(ctx, upstream.KubeProxyConfig{Client: client, NodeName: cfg.Nodes[0].Name,
-		NodeIP: ip, NodePortAddresses: addrs, ClusterCIDR: clusterCIDR})
-	if err == nil {
-		// The Service range is local, as the pod range is: a connection
-		// to a ClusterIP is then rewritten by kube-proxy's rules, or
-		// refused by them (no ready endpoint: "Connection refused", as on
-		// a node), never routed off.
-		if err = podnet.AddRange(ServiceCIDR); err != nil {
-			e.Proxy.Stop()
-			e.Proxy = nil
-		}
+	pc := upstream.KubeProxyConfig{Client: client, NodeName: cfg.Nodes[0].Name, ClusterCIDR: clusterCIDR}
+	if cfg.Containerd != nil {
+		err = e.hostProxy(ctx, cfg, pc)
+	} else {
+		err = e.simProxy(ctx, cfg, pc)
 	}
 	if err != nil {
 		e.NoServiceProxy = fmt.Errorf("no kube-proxy, so ClusterIPs and NodePorts lead nowhere: %w", err)
@@ -86,6 +74,30 @@ func (e *Engine) startKubeProxy(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	klog.InfoS("kube-proxy routes Services", "mode", "nftables", "node", cfg.Nodes[0].Name, "took", time.Since(start))
+	return nil
+}
+
+// simProxy runs kube-proxy in the pod network namespace that every
+// simulated node shares: NodePorts answer on every node's address, and
+// the Service range is made local there.
+func (e *Engine) simProxy(ctx context.Context, cfg Config, pc upstream.KubeProxyConfig) error {
+	for i := range cfg.Nodes {
+		pc.NodePortAddresses = append(pc.NodePortAddresses, podnet.HostIP(i+2).String()+"/32")
+	}
+	pc.NodeIP = podnet.HostIP(2) // the first node's (nodeIP)
+	var err error
+	if e.Proxy, err = upstream.StartKubeProxy(ctx, pc); err != nil {
+		return err
+	}
+	// The Service range is local, as the pod range is: a connection to a
+	// ClusterIP is then rewritten by kube-proxy's rules, or refused by
+	// them (no ready endpoint: "Connection refused", as on a node), never
+	// routed off.
+	if err := podnet.AddRange(ServiceCIDR); err != nil {
+		e.Proxy.Stop()
+		e.Proxy = nil
+		return err
+	}
 	return nil
 }
 

@@ -77,7 +77,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			if tps[i], err = node.TracerProvider(ctx, n.Name, tracing); err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
-			cn, err := cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, tps[i])
+			cn, err := cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, tps[i], e.podRoutes(cfg, i)...)
 			if err != nil {
 				return err
 			}

@@ -21,4 +21,13 @@ type KubeProxyConfig struct {
 	// ClusterCIDR is the pods' range (--cluster-cidr): traffic from
 	// outside it to a ClusterIP is masqueraded.
 	ClusterCIDR string
+	// MasqueradeAll masquerades every connection to a ClusterIP
+	// (--masquerade-all).
+	MasqueradeAll bool
+	// OwnerFile, when set, is where this process claims kube-proxy's
+	// nftables tables ("kube-proxy", ip and ip6) in a network namespace
+	// that other programs share (the host's): kube-proxy does not start
+	// where those tables exist and no podtrace that has exited left them,
+	// and Stop gives the claim up with the tables.
+	OwnerFile string
 }

@@ -37,6 +37,7 @@ const (
 type KubeProxy struct {
 	cancel      context.CancelFunc
 	broadcaster events.EventBroadcaster
+	ownerFile   string
 	stop        sync.Once
 }
 
@@ -47,8 +48,15 @@ type KubeProxy struct {
 // sysctls (kind's settings for a node in a container). Upstream's Run
 // cannot be stopped, so its informers run here on ctx. It returns once
 // the proxier exists; it fails where nft is missing or too old, or the
-// namespace's nftables cannot be written. Its logs go through klog.
+// namespace's nftables cannot be written, and with cfg.OwnerFile where
+// its tables are not this process's to write (ClaimKubeProxyTables). Its logs go
+// through klog.
 func StartKubeProxy(ctx context.Context, cfg KubeProxyConfig) (*KubeProxy, error) {
+	if cfg.OwnerFile != "" {
+		if err := ClaimKubeProxyTables(ctx, cfg.OwnerFile); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cfg.Client.EventsV1()})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, "kube-proxy")
@@ -56,13 +64,16 @@ func StartKubeProxy(ctx context.Context, cfg KubeProxyConfig) (*KubeProxy, error
 	if cfg.ClusterCIDR != "" {
 		localDetector = proxyutil.NewDetectLocalByCIDR(cfg.ClusterCIDR)
 	}
-	proxier, err := nftables.NewProxier(ctx, v1.IPv4Protocol, proxySyncPeriod, proxyMinSyncPeriod, false, masqueradeBit,
+	proxier, err := nftables.NewProxier(ctx, v1.IPv4Protocol, proxySyncPeriod, proxyMinSyncPeriod, cfg.MasqueradeAll, masqueradeBit,
 		localDetector, cfg.NodeName, cfg.NodeIP, recorder, nil, cfg.NodePortAddresses, false)
 	if err != nil {
 		cancel()
+		if cfg.OwnerFile != "" {
+			ReleaseKubeProxyTables(cfg.OwnerFile)
+		}
 		return nil, err
 	}
-	k := &KubeProxy{cancel: cancel, broadcaster: broadcaster}
+	k := &KubeProxy{cancel: cancel, broadcaster: broadcaster, ownerFile: cfg.OwnerFile}
 	broadcaster.StartRecordingToSink(ctx.Done())
 	if err := watch(ctx, cfg, proxier); err != nil {
 		k.Stop()
@@ -122,13 +133,18 @@ func watch(ctx context.Context, cfg KubeProxyConfig, proxier proxy.Provider) err
 }
 
 // Stop stops kube-proxy's informers and Events and removes its nftables
-// table, so that Services stop routing. Upstream's sync loop has no stop:
+// tables (upstream's CleanupLeftovers), so that Services stop routing, and
+// gives up the claim on them (OwnerFile). Upstream's sync loop has no stop:
 // with nothing to tell it of changes, it rests (its next periodic sync is
 // an hour away).
 func (k *KubeProxy) Stop() {
 	k.stop.Do(func() {
 		k.cancel()
 		k.broadcaster.Shutdown()
+		if k.ownerFile != "" {
+			ReleaseKubeProxyTables(k.ownerFile)
+			return
+		}
 		nftables.CleanupLeftovers(context.Background())
 	})
 }

@@ -17,3 +17,11 @@ func StartKubeProxy(context.Context, KubeProxyConfig) (*KubeProxy, error) {
 
 // Stop does nothing.
 func (*KubeProxy) Stop() {}
+
+// ClaimKubeProxyTables answers that kube-proxy's nftables mode needs Linux.
+func ClaimKubeProxyTables(context.Context, string) error {
+	return errors.New("kube-proxy's nftables mode needs Linux")
+}
+
+// ReleaseKubeProxyTables does nothing.
+func ReleaseKubeProxyTables(string) {}

@@ -9,7 +9,9 @@ import (
 )
 
 // TestMakeBridge takes over the pod range of a bridge whose podtrace is
-// gone, and refuses the range of one whose podtrace still runs.
+// gone, gives the new bridge the pods' gateway address and passes its
+// traffic to netfilter, and refuses the range of one whose podtrace
+// still runs.
 func TestMakeBridge(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("PODTRACE_REAL_CONTAINERS") == "1" {
@@ -39,8 +41,20 @@ func TestMakeBridge(t *testing.T) {
 	// A pid no process has (above the kernel's pid_max).
 	addBridge("pt-testgone", ownerAlias+"99999999")
 	t.Cleanup(func() { _ = deleteBridge("pt-testnew") })
-	if err := makeBridge("pt-testnew", cidr); err != nil {
+	gw, err := makeBridge("pt-testnew", cidr)
+	if err != nil {
 		t.Fatalf("over a dead podtrace's bridge: %v", err)
+	}
+	if gw.String() != "10.251.7.1" {
+		t.Errorf("gateway %s, want 10.251.7.1", gw)
+	}
+	if l, err := netlink.LinkByName("pt-testnew"); err != nil {
+		t.Fatal(err)
+	} else if addrs, _ := netlink.AddrList(l, netlink.FAMILY_V4); len(addrs) != 1 || addrs[0].IPNet.String() != "10.251.7.1/24" {
+		t.Errorf("bridge addresses %v, want 10.251.7.1/24 (as the bridge plugin sets its gateway)", addrs)
+	}
+	if b, err := os.ReadFile("/sys/class/net/pt-testnew/bridge/nf_call_iptables"); err != nil || strings.TrimSpace(string(b)) != "1" {
+		t.Errorf("nf_call_iptables %q %v, want 1", b, err)
 	}
 	if _, err := netlink.LinkByName("pt-testgone"); err == nil {
 		t.Error("the dead podtrace's bridge is still there")
@@ -49,7 +63,7 @@ func TestMakeBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	addBridge("pt-testlive", ownerAlias+"1") // init: alive
-	err := makeBridge("pt-testnew", cidr)
+	_, err = makeBridge("pt-testnew", cidr)
 	if err == nil || !strings.Contains(err.Error(), "pod range "+cidr+" overlaps the route to "+cidr) {
 		t.Fatalf("over a live podtrace's bridge: %v, want the overlap refused", err)
 	}

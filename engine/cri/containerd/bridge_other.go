@@ -2,8 +2,11 @@
 
 package containerd
 
-import "errors"
+import (
+	"errors"
+	"net"
+)
 
-func makeBridge(string, string) error { return errors.New("real containers need Linux") }
+func makeBridge(string, string) (net.IP, error) { return nil, errors.New("real containers need Linux") }
 
 func deleteBridge(string) error { return nil }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +32,9 @@ type Node struct {
 	// remote runtime client reaches them over the daemon's socket.
 	Runtime internalapi.RuntimeService
 	Images  internalapi.ImageManagerService
+	// Gateway is the pods' gateway, the node's address on their bridge:
+	// where node-local services answer them (cluster DNS, NodePorts).
+	Gateway net.IP
 
 	dir    string
 	bridge string
@@ -40,11 +45,14 @@ type Node struct {
 // and the standard plugins; podtrace.dev images come from the loopback
 // registry, and others from the mirror, if any, else their registries.
 // tp traces the CRI client's calls (give it the kubelet's, so that they
-// nest in its syncPod spans); nil traces nothing.
-func (h *Host) StartNode(ctx context.Context, node, podCIDR string, tp oteltrace.TracerProvider) (_ *Node, err error) {
+// nest in its syncPod spans); nil traces nothing. Pods route the ranges
+// in routes (CIDRs: the Service range, the cluster's pod range) through
+// their gateway, the host, where kube-proxy's rules and the other nodes'
+// bridges are; nothing else leaves their bridge.
+func (h *Host) StartNode(ctx context.Context, node, podCIDR string, tp oteltrace.TracerProvider, routes ...string) (_ *Node, err error) {
 	dir := filepath.Join(h.cfg.Dir, "nodes", node)
 	n := &Node{Name: node, dir: dir, bridge: bridgeName(dir)}
-	if err := makeBridge(n.bridge, podCIDR); err != nil {
+	if n.Gateway, err = makeBridge(n.bridge, podCIDR); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
 	ipam, err := ipam.New(podCIDR)
@@ -56,7 +64,7 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string, tp oteltrace
 	if err := h.pluginBin(binDir); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
-	if err := writeConflist(confDir, n, podCIDR, h.plugins.addr(), filepath.Join(dir, "cni", "ipam")); err != nil {
+	if err := writeConflist(confDir, n, podCIDR, routes, h.plugins.addr(), filepath.Join(dir, "cni", "ipam")); err != nil {
 		return nil, fmt.Errorf("node %s: %w", node, err)
 	}
 	if err := writeHosts(hostsDir, h.Registry.Host, h.cfg.Mirror, h.cfg.E2EImages); err != nil {
@@ -113,6 +121,14 @@ func removePods(ctx context.Context, rt internalapi.RuntimeService) error {
 	return errors.Join(errs...)
 }
 
+// Gateway is the pods' gateway in podCIDR: its first address, as the
+// host-local IPAM plugin chooses it.
+func Gateway(podCIDR *net.IPNet) net.IP {
+	ip := slices.Clone(podCIDR.IP.Mask(podCIDR.Mask).To4())
+	ip[3]++
+	return ip
+}
+
 // bridgeName names a node's bridge after its directory (at most 15
 // bytes, a Linux interface name's limit).
 func bridgeName(dir string) string {
@@ -151,9 +167,22 @@ func (h *Host) pluginBin(dir string) error {
 
 // writeConflist writes the node's network: podtrace-cni delegating to a
 // bridge with host-local addresses from podCIDR. The bridge is the pods'
-// gateway, so the node (and its kubelet's probes) reaches them, but the
-// pods get no default route: no pod traffic leaves the machine.
-func writeConflist(dir string, n *Node, podCIDR, socket, ipamDir string) error {
+// gateway, so the node (and its kubelet's probes) reaches them; the pods
+// route only routes through it, and get no default route: no pod traffic
+// leaves the machine.
+func writeConflist(dir string, n *Node, podCIDR string, routes []string, socket, ipamDir string) error {
+	ipam := map[string]any{
+		"type":    "host-local",
+		"ranges":  [][]map[string]string{{{"subnet": podCIDR}}},
+		"dataDir": ipamDir,
+	}
+	if len(routes) > 0 {
+		var rs []map[string]string
+		for _, r := range routes {
+			rs = append(rs, map[string]string{"dst": r})
+		}
+		ipam["routes"] = rs
+	}
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       "podtrace",
@@ -167,11 +196,7 @@ func writeConflist(dir string, n *Node, podCIDR, socket, ipamDir string) error {
 				"isGateway":   true,
 				"ipMasq":      false,
 				"hairpinMode": true,
-				"ipam": map[string]any{
-					"type":    "host-local",
-					"ranges":  [][]map[string]string{{{"subnet": podCIDR}}},
-					"dataDir": ipamDir,
-				},
+				"ipam":        ipam,
 			},
 		}},
 	}
