@@ -16,7 +16,7 @@ import (
 	"github.com/podtrace/podtrace/engine/agent"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
-	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -94,17 +94,14 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	defer closeHost()
-	hub := trace.NewHub()
-	var sub *trace.Subscription
-	done := make(chan struct{})
-	if o.events {
-		sub = hub.Subscribe()
-		go func() { defer close(done); writeEvents(os.Stdout, sub, nil) }()
-	}
-	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Hub: hub, Seed: o.seed,
+	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Seed: o.seed,
 		Containerd: hooks.Containerd, DataDir: dir, ClusterDNS: o.clusterDNS})
 	if err != nil {
 		return err
+	}
+	var printed *stream.Printer
+	if o.events {
+		printed = stream.Print(os.Stdout, a.Hub(), nil)
 	}
 	if err := a.Start(ctx); err != nil {
 		return fmt.Errorf("agent for %s: %w", contextName, err)
@@ -120,10 +117,8 @@ func agentRun(ctx context.Context, o agentOptions) error {
 			specs[0].Name, specs[len(specs)-1].Name, filepath.Join(dir, "podtrace.log"))
 	}
 	<-ctx.Done()
-	if sub != nil {
-		flush(sub)
-		sub.Close()
-		<-done
+	if printed != nil {
+		printed.Stop()
 	}
 	return nil
 }

@@ -6,23 +6,17 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/spf13/cobra"
 
 	"github.com/podtrace/podtrace/engine/attach"
 	"github.com/podtrace/podtrace/engine/attach/spans"
 	"github.com/podtrace/podtrace/engine/logs"
-	"github.com/podtrace/podtrace/engine/trace"
-	"github.com/podtrace/podtrace/source/rows"
-	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/source/cluster"
+	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/tui"
 	"github.com/podtrace/podtrace/version"
 )
@@ -112,57 +106,36 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hub := trace.NewHub()
-	src := newAttachSource(ctx, client, contextName, ns, o.audit != "", hub)
-	stopExport, err := exportTraces(hub)
+	src := cluster.New(ctx, cluster.Config{Client: client, Context: contextName, Namespace: ns, Target: target, AuditLog: o.audit})
+	stopExport, err := stream.Export(src.Hub())
 	if err != nil {
 		return err
 	}
 	defer stopExport()
 	if o.otlpListen != "" {
-		r, err := spans.Listen(ctx, o.otlpListen, hub)
+		r, err := spans.Listen(ctx, o.otlpListen, src.Hub())
 		if err != nil {
 			return err
 		}
 		defer r.Stop()
 	}
 	if o.record != "" {
-		stopRecord, err := record(hub, src.rows.Tee(ctx), o.record)
+		stopRecord, err := stream.Record(src.Hub(), src.TeeRows(ctx), o.record)
 		if err != nil {
 			return err
 		}
 		defer stopRecord()
 	}
-	var printed *trace.Subscription
-	done := make(chan struct{})
+	var printed *stream.Printer
 	if o.headless {
-		printed = hub.Subscribe()
-		printedRows := src.rows.Tee(ctx)
-		go func() { defer close(done); writeEvents(os.Stdout, printed, printedRows) }()
+		printed = stream.Print(os.Stdout, src.Hub(), src.TeeRows(ctx))
 	}
-	w, err := attach.New(attach.Config{Client: client, Namespace: ns, Target: target, Emitter: hub})
-	if err != nil {
-		return err
-	}
-	if err := w.Start(ctx); err != nil {
-		if se := (*attach.ServerError)(nil); errors.As(err, &se) {
-			return err // kubectl's words, as kubectl prints them
-		}
-		return fmt.Errorf("attach to %s: %w", contextName, err)
-	}
-	if o.audit != "" {
-		if err := w.TailAudit(ctx, o.audit); err != nil {
-			return err
-		}
-	}
-	if err := src.start(rows.Target(target.Kind, target.Name)); err != nil {
+	if err := src.Start(ctx); err != nil {
 		return err
 	}
 	if o.headless {
 		<-ctx.Done()
-		flush(printed)
-		printed.Close()
-		<-done
+		printed.Stop()
 		return nil
 	}
 	return tui.Run(ctx, src, tui.Options{Theme: o.theme, NoColor: os.Getenv("NO_COLOR") != ""})
@@ -179,95 +152,4 @@ func oneLine(err error) string {
 		s = s[:i]
 	}
 	return s
-}
-
-// attachSource shows a real cluster in the UI, read-only.
-type attachSource struct {
-	ctx     context.Context
-	client  kubernetes.Interface
-	context string
-	ns      string
-	audit   bool
-	sub     *trace.Subscription
-	kube    chan tui.K8sEvent
-	nodes   nodeCounter
-	rows    *rows.Feed
-
-	mu     sync.Mutex
-	status tui.Status
-}
-
-func newAttachSource(ctx context.Context, c kubernetes.Interface, contextName, ns string, audit bool, hub *trace.Hub) *attachSource {
-	s := &attachSource{ctx: ctx, client: c, context: contextName, ns: ns, audit: audit, sub: hub.Subscribe(),
-		kube: make(chan tui.K8sEvent, kubeEventBuffer), rows: rows.NewFeed(ctx)}
-	s.status = s.baseStatus()
-	return s
-}
-
-// start watches nodes (for the header), Events (for the events pane) and
-// the objects of the lanes that want picks (their rows).
-func (s *attachSource) start(want func(stages.Row) bool) error {
-	f := informers.NewSharedInformerFactory(s.client, 0)
-	s.nodes = newNodeCounter(f)
-	opts := []informers.SharedInformerOption{}
-	if s.ns != "" {
-		opts = append(opts, informers.WithNamespace(s.ns))
-	}
-	ef := informers.NewSharedInformerFactoryWithOptions(s.client, 0, opts...)
-	send := func(obj any) {
-		if ev, ok := obj.(*corev1.Event); ok {
-			select {
-			case s.kube <- kubeEvent(ev):
-			default:
-			}
-		}
-	}
-	if _, err := ef.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: send,
-		UpdateFunc: func(_, obj any) { send(obj) }}); err != nil {
-		return fmt.Errorf("watch events: %w", err)
-	}
-	if err := rows.Watch(ef, time.Now, want, s.rows.Push); err != nil {
-		return err
-	}
-	f.Start(s.ctx.Done())
-	ef.Start(s.ctx.Done())
-	go refreshEachSecond(s.ctx, &s.mu, &s.status, s.readStatus)
-	return nil
-}
-
-func (s *attachSource) baseStatus() tui.Status {
-	return tui.Status{ReadOnly: "read-only: attached to cluster " + s.context, Resolution: attach.Resolution,
-		Unobservable: attach.Unobservable(s.audit)}
-}
-
-// readStatus is the header's facts: the nodes, once the informers synced.
-func (s *attachSource) readStatus() tui.Status {
-	st := s.baseStatus()
-	s.nodes.count(&st)
-	return st
-}
-
-func (s *attachSource) readOnly() error { return errors.New(s.baseStatus().ReadOnly) }
-
-// Name says which cluster: "cluster CONTEXT".
-func (s *attachSource) Name() string                            { return "cluster " + s.context }
-func (s *attachSource) Events() <-chan stages.Event             { return s.sub.C() }
-func (s *attachSource) KubeEvents() <-chan tui.K8sEvent         { return s.kube }
-func (s *attachSource) Rows() <-chan stages.Row                 { return s.rows.C() }
-func (s *attachSource) Workloads() []tui.Workload               { return nil }
-func (s *attachSource) Apply([]byte) error                      { return s.readOnly() }
-func (s *attachSource) DeletePod(string, string) error          { return s.readOnly() }
-func (s *attachSource) Scale(string, string, string, int) error { return s.readOnly() }
-func (s *attachSource) Faults() tui.FaultControl                { return nil }
-func (s *attachSource) Clock() tui.ClockControl                 { return nil }
-
-func (s *attachSource) Status() tui.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status
-}
-
-// PodDetail reads the pod and its Events from the cluster.
-func (s *attachSource) PodDetail(namespace, name string) (tui.PodDetail, error) {
-	return podDetail(s.ctx, s.client, namespace, name)
 }

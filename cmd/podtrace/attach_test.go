@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/source/cluster"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -254,8 +254,7 @@ func fmtIDs(ids []stages.ID) string {
 func TestAttachSourceHeader(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hub := trace.NewHub()
-	src := newAttachSource(ctx, fake.NewClientset(), "prod-eu", "default", false, hub)
+	src := cluster.New(ctx, cluster.Config{Client: fake.NewClientset(), Context: "prod-eu", Namespace: "default"})
 	if src.Name() != "cluster prod-eu" {
 		t.Errorf("name %q", src.Name())
 	}

@@ -109,7 +109,7 @@ func TestRunHeadless(t *testing.T) {
 	})
 
 	t.Run("unschedulable pod fails with the scheduler's words", func(t *testing.T) {
-		_, errOut, code := run(t, bin, "run", "-f", "workloads/too-big.yaml", "--headless", "--speed", "20", "--nodes", "2")
+		_, errOut, code := run(t, bin, "run", "-f", "../../source/live/workloads/too-big.yaml", "--headless", "--speed", "20", "--nodes", "2")
 		want := "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 		if code != exitPodFailed || !strings.Contains(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Fatalf("exit %d, stderr %q", code, errOut)

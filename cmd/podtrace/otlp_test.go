@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/podtrace/podtrace/source/stream"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestPrintTracingConfig(t *testing.T) {
 func TestExportRefusesHTTPProtocol(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-	if _, err := exportEvents(nil); err == nil || !strings.Contains(err.Error(), "gRPC only") {
+	if _, err := stream.ExportEvents(nil); err == nil || !strings.Contains(err.Error(), "gRPC only") {
 		t.Errorf("err = %v, want one saying podtrace exports over gRPC only", err)
 	}
 }

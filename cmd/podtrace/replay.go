@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -75,7 +76,7 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 		if err != nil {
 			return err
 		}
-		stopExport, err := exportEvents(events(recs))
+		stopExport, err := stream.ExportEvents(events(recs))
 		if err != nil {
 			return err
 		}
@@ -94,7 +95,7 @@ func replayRun(ctx context.Context, file string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	stopExport, err := exportEvents(evs)
+	stopExport, err := stream.ExportEvents(evs)
 	if err != nil {
 		return err
 	}

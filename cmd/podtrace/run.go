@@ -21,6 +21,7 @@ import (
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/engine/outcome"
+	"github.com/podtrace/podtrace/source/stream"
 )
 
 // Exit codes of `run --headless`.
@@ -100,14 +101,13 @@ did not start, 2 a pod failed or is stuck (or a Job failed), 3 timeout.`,
 func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []apply.Object, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stopExport, err := exportTraces(e.Hub)
+	stopExport, err := stream.Export(e.Hub)
 	if err != nil {
 		return err
 	}
 	defer stopExport()
-	sub := e.Hub.Subscribe()
-	defer sub.Close()
-	go writeEvents(os.Stdout, sub, nil) // engine.Start returned with every node Ready
+	printed := stream.Print(os.Stdout, e.Hub, nil) // engine.Start returned with every node Ready
+	defer printed.Stop()
 	applier, err := apply.New(e.AdminConfig())
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 	for {
 		select {
 		case <-ctx.Done():
-			flush(sub)
+			printed.Flush()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return &exitError{code: exitTimeout, err: fmt.Errorf("timed out after %s waiting for %s", timeout, strings.Join(s.Waiting, "; "))}
 			}
@@ -140,21 +140,12 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 		if s = judge.Judge(watch.targets, pods, time.Now()); !s.Finished() {
 			continue
 		}
-		flush(sub)
+		printed.Flush()
 		if s.Failed > 0 {
 			return &exitError{code: exitPodFailed, err: fmt.Errorf("%d of %d workloads failed: %s", s.Failed, s.Done+s.Failed, strings.Join(s.Reasons, "; "))}
 		}
 		return nil
 	}
-}
-
-// flush waits (briefly) until every emitted event has been printed.
-func flush(sub interface{ Pending() int }) {
-	deadline := time.Now().Add(2 * time.Second)
-	for sub.Pending() > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // let the printer finish its last line
 }
 
 // runTargets are the objects a headless run waits for, and where to find

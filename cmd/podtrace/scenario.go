@@ -19,6 +19,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -200,15 +201,14 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	}
 	fmt.Fprint(os.Stderr, briefing(s))
 	fmt.Fprintf(os.Stderr, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
-	sub := e.Hub.Subscribe()
-	defer sub.Close()
-	go writeEvents(os.Stdout, sub, nil) // engine.Start returned with every node Ready
+	printed := stream.Print(os.Stdout, e.Hub, nil) // engine.Start returned with every node Ready
+	defer printed.Stop()
 	if err := s.Prepare(ctx, e); err != nil {
 		return err
 	}
 	err = waitGoal(ctx, e, s, time.Second, func(detail string) {
 		announceGoal(ctx, e, s, detail)
-		flush(sub)
+		printed.Flush()
 		fmt.Fprintf(os.Stderr, "goal met: %s\n\n%s\n", detail, s.Explanation)
 	})
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/source/live"
 	"github.com/podtrace/podtrace/tui"
 )
 
@@ -22,8 +23,8 @@ func scenarioUI(ctx context.Context, cf *clusterFlags, s *scenario.Scenario, the
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := &scenarioPlay{s: s, started: time.Now()}
-	src := newSource(uiCtx)
-	lsrc := &scenarioSource{engineSource: src, play: p}
+	src := live.New(uiCtx)
+	lsrc := &scenarioSource{Source: src, play: p}
 	var cleanup func()
 	done := make(chan struct{})
 	go func() {
@@ -31,7 +32,7 @@ func scenarioUI(ctx context.Context, cf *clusterFlags, s *scenario.Scenario, the
 		var err error
 		if cleanup, err = p.run(uiCtx, cf, src); err != nil && !errors.Is(err, context.Canceled) {
 			p.fail(err)
-			src.setFailed()
+			src.SetFailed()
 			cancel()
 		}
 	}()
@@ -40,7 +41,7 @@ func scenarioUI(ctx context.Context, cf *clusterFlags, s *scenario.Scenario, the
 	fmt.Fprintln(os.Stderr, "stopping the cluster…")
 	<-done
 	if cleanup != nil {
-		if e := src.engine(); e != nil {
+		if e := src.Engine(); e != nil {
 			releaseHolds(e)
 		}
 		cleanup()
@@ -76,7 +77,7 @@ type scenarioPlay struct {
 // run starts the cluster, attaches src, breaks the cluster and watches the
 // goal until ctx ends. The cleanup it returns stops the cluster (nil when
 // it did not start).
-func (p *scenarioPlay) run(ctx context.Context, cf *clusterFlags, src *engineSource) (func(), error) {
+func (p *scenarioPlay) run(ctx context.Context, cf *clusterFlags, src *live.Source) (func(), error) {
 	e, cleanup, err := cf.startNodes(ctx, p.s.Nodes) // the scenario brings its nodes
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (p *scenarioPlay) run(ctx context.Context, cf *clusterFlags, src *engineSou
 	if err != nil {
 		return cleanup, err
 	}
-	if err := src.attach(e); err != nil {
+	if err := src.Attach(e); err != nil {
 		return cleanup, err
 	}
 	p.set("The cluster is up; breaking it as the story says…")
@@ -120,8 +121,11 @@ func (p *scenarioPlay) lesson() *tui.Lesson {
 	defer p.mu.Unlock()
 	progress := p.progress
 	if progress == "" {
-		progress = fmt.Sprintf("Starting the cluster (etcd, the control plane, %s)… %ds", plural(len(p.s.Nodes), "node"),
-			int(time.Since(p.started).Seconds()))
+		nodes := fmt.Sprintf("%d nodes", len(p.s.Nodes))
+		if len(p.s.Nodes) == 1 {
+			nodes = "1 node"
+		}
+		progress = fmt.Sprintf("Starting the cluster (etcd, the control plane, %s)… %ds", nodes, int(time.Since(p.started).Seconds()))
 	}
 	return &tui.Lesson{Title: p.s.Title, Story: p.s.Story, Goal: p.s.Goal.Description, Hints: p.s.Hints,
 		Explanation: p.s.Explanation, Progress: progress}
@@ -149,7 +153,7 @@ func (p *scenarioPlay) report(uiErr error) error {
 // scenarioSource is the embedded cluster with the scenario's story, hints
 // and goal for the UI (S, H, and the banner once the goal is met).
 type scenarioSource struct {
-	*engineSource
+	*live.Source
 	play *scenarioPlay
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/podtrace/podtrace/source/stream"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +29,7 @@ export KUBECONFIG=... line that points kubectl at it.`,
 				return err
 			}
 			defer cleanup()
-			stopExport, err := exportTraces(e.Hub)
+			stopExport, err := stream.Export(e.Hub)
 			if err != nil {
 				return err
 			}

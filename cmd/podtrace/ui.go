@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/trace"
-	"github.com/podtrace/podtrace/source/rows"
-	"github.com/podtrace/podtrace/stages"
+	"github.com/podtrace/podtrace/source/live"
+	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/tui"
 )
 
@@ -31,7 +27,7 @@ type startFunc func(ctx context.Context) (*engine.Engine, func(), error)
 func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) error {
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	src := newSource(uiCtx)
+	src := live.New(uiCtx)
 	var (
 		cleanup   func()
 		stopRec   func()
@@ -45,7 +41,7 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 			stopRec, engineErr = connect(uiCtx, src, e, ms)
 		}
 		if engineErr != nil {
-			src.setFailed()
+			src.SetFailed()
 			cancel()
 		}
 	}()
@@ -69,76 +65,26 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 // asked for by PODTRACE_RECORD and the trace export asked for by the
 // OpenTelemetry environment, and applies the manifest. The returned stop
 // ends both (nil when neither runs).
-func connect(ctx context.Context, src *engineSource, e *engine.Engine, ms []manifest) (stop func(), err error) {
-	stopExport, err := exportTraces(e.Hub)
+func connect(ctx context.Context, src *live.Source, e *engine.Engine, ms []manifest) (stop func(), err error) {
+	stopExport, err := stream.Export(e.Hub)
 	if err != nil {
 		return nil, err
 	}
 	stop = stopExport
 	if path := os.Getenv(recordEnv); path != "" {
-		stopRec, err := record(e.Hub, src.rows.Tee(ctx), path)
+		stopRec, err := stream.Record(e.Hub, src.TeeRows(ctx), path)
 		if err != nil {
 			return stop, err
 		}
 		stop = func() { stopRec(); stopExport() }
 	}
-	if err := src.attach(e); err != nil {
+	if err := src.Attach(e); err != nil {
 		return stop, err
 	}
 	if len(ms) > 0 { // engine.Start returned with every node Ready
-		if err := applyManifests(ctx, src.applier, ms); err != nil {
+		if err := applyManifests(ctx, src.Applier(), ms); err != nil {
 			return stop, err
 		}
 	}
 	return stop, nil
-}
-
-// record writes every event of hub, and the objects' rows fed to feed
-// (nil for none), to path as JSON lines until stop is called.
-func record(hub *trace.Hub, feed *rows.Feed, path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("record events: %w", err)
-	}
-	sub := hub.Subscribe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		writeEvents(f, sub, feed)
-	}()
-	return func() {
-		flush(sub)
-		sub.Close()
-		<-done
-		f.Close()
-	}, nil
-}
-
-// writeEvents encodes the subscription's events, and the rows of feed
-// (nil for none) as {"row": ...} lines, until the subscription is closed.
-func writeEvents(w io.Writer, sub *trace.Subscription, feed *rows.Feed) {
-	enc := json.NewEncoder(w)
-	var rowsC <-chan stages.Row
-	if feed != nil {
-		rowsC = feed.C()
-	}
-	for {
-		var err error
-		select {
-		case ev, ok := <-sub.C():
-			if !ok {
-				return
-			}
-			err = enc.Encode(ev)
-		case r, ok := <-rowsC:
-			if !ok {
-				rowsC = nil
-				continue
-			}
-			err = enc.Encode(stages.Record{Row: &r})
-		}
-		if err != nil {
-			return
-		}
-	}
 }

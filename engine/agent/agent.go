@@ -100,6 +100,10 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg, rc: rc, client: client}, nil
 }
 
+// Hub is where the agent's stage events are published when Config.Tracer
+// was nil (else nil): subscribe before Start to miss none.
+func (a *Agent) Hub() *trace.Hub { return a.cfg.Hub }
+
 // Start checks that the API server answers, then starts every kubelet;
 // they register their Nodes in the background and stop when ctx is done.
 func (a *Agent) Start(ctx context.Context) error {

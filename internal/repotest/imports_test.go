@@ -20,18 +20,28 @@ import (
 //   - engine/... never imports tui/... or themes/...;
 //   - tui/... never imports engine/...;
 //   - export/... (stage events sent elsewhere) imports only stages;
-//   - only cmd/podtrace brings engine and tui together.
+//   - engine and tui meet only in source/... (the UI's sources) and
+//     cmd/podtrace;
+//   - cmd/podtrace (flags and wiring) never imports engine/trace itself:
+//     the sources and source/stream own the event hub.
 //
-// "Imports" is transitive and counts each package's tests.
+// "Imports" is transitive and counts each package's tests, except in the
+// last rule, which is about what cmd/podtrace imports directly.
 
 // under reports whether rel is dir or a package below it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 // importViolations checks the dependency graph deps (each package of
 // module mod mapped to every package it depends on, directly or not) and
+// direct (each package mapped to the packages it imports itself) and
 // returns one line per broken rule, sorted.
-func importViolations(mod string, deps map[string][]string) []string {
+func importViolations(mod string, deps, direct map[string][]string) []string {
 	var out []string
+	for _, d := range direct[mod+"/cmd/podtrace"] {
+		if drel, ok := relative(mod, d); ok && under(drel, "engine/trace") {
+			out = append(out, fmt.Sprintf("cmd/podtrace imports %s: cmd/podtrace never reaches into engine/trace", drel))
+		}
+	}
 	for pkg, ds := range deps {
 		rel, ok := relative(mod, pkg)
 		if !ok {
@@ -62,8 +72,8 @@ func importViolations(mod string, deps map[string][]string) []string {
 				tuiDep = drel
 			}
 		}
-		if engineDep != "" && tuiDep != "" && rel != "cmd/podtrace" {
-			out = append(out, fmt.Sprintf("%s imports %s and %s: only cmd/podtrace joins engine and tui", rel, engineDep, tuiDep))
+		if engineDep != "" && tuiDep != "" && rel != "cmd/podtrace" && !under(rel, "source") {
+			out = append(out, fmt.Sprintf("%s imports %s and %s: only source and cmd/podtrace join engine and tui", rel, engineDep, tuiDep))
 		}
 	}
 	sort.Strings(out)
@@ -91,8 +101,9 @@ func packageName(importPath string) string {
 }
 
 // moduleGraph runs go list on every package of the module in root, tests
-// included, and returns the module path and the dependency graph.
-func moduleGraph(t *testing.T, root string) (string, map[string][]string) {
+// included, and returns the module path, the dependency graph and each
+// package's direct imports.
+func moduleGraph(t *testing.T, root string) (mod string, deps, direct map[string][]string) {
 	t.Helper()
 	goCmd := func(args ...string) []byte {
 		cmd := exec.Command("go", args...)
@@ -105,13 +116,14 @@ func moduleGraph(t *testing.T, root string) (string, map[string][]string) {
 		}
 		return out
 	}
-	mod := strings.TrimSpace(string(goCmd("list", "-m")))
-	dec := json.NewDecoder(bytes.NewReader(goCmd("list", "-e", "-test", "-json=ImportPath,Deps", "./...")))
-	deps := map[string][]string{}
+	mod = strings.TrimSpace(string(goCmd("list", "-m")))
+	dec := json.NewDecoder(bytes.NewReader(goCmd("list", "-e", "-test", "-json=ImportPath,Deps,Imports", "./...")))
+	deps, direct = map[string][]string{}, map[string][]string{}
 	for {
 		var p struct {
 			ImportPath string
 			Deps       []string
+			Imports    []string
 		}
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
@@ -130,8 +142,13 @@ func moduleGraph(t *testing.T, root string) (string, map[string][]string) {
 		if _, ok := deps[name]; !ok {
 			deps[name] = nil
 		}
+		for _, d := range p.Imports {
+			if d = packageName(d); d != "" && !slices.Contains(direct[name], d) {
+				direct[name] = append(direct[name], d)
+			}
+		}
 	}
-	return mod, deps
+	return mod, deps, direct
 }
 
 // TestImportRules checks the layer rules on the repository's packages.
@@ -140,13 +157,13 @@ func TestImportRules(t *testing.T) {
 		t.Skip("go command not found")
 	}
 	root := repoRoot(t)
-	mod, deps := moduleGraph(t, root)
+	mod, deps, direct := moduleGraph(t, root)
 	for _, want := range []string{"stages", "engine", "tui", "themes", "cmd/podtrace"} {
 		if _, ok := deps[mod+"/"+want]; !ok {
 			t.Fatalf("go list did not report %s/%s: the check would prove nothing", mod, want)
 		}
 	}
-	for _, v := range importViolations(mod, deps) {
+	for _, v := range importViolations(mod, deps, direct) {
 		t.Error(v)
 	}
 }
@@ -161,10 +178,12 @@ func TestImportViolations(t *testing.T) {
 		p("themes"):             {"fmt"},
 		p("tui"):                {p("stages"), p("themes"), p("tui/lanes")},
 		p("engine/trace"):       {p("stages"), p("version")},
-		p("cmd/podtrace"):       {p("engine"), p("engine/trace"), p("tui"), p("stages")},
+		p("source/live"):        {p("engine"), p("engine/trace"), p("tui"), p("stages")},
+		p("cmd/podtrace"):       {p("engine"), p("engine/trace"), p("source/live"), p("tui"), p("stages")},
 		"example.com/other/tui": {"example.com/other/engine"},
 	}
-	if v := importViolations(m, clean); len(v) != 0 {
+	cleanDirect := map[string][]string{p("cmd/podtrace"): {p("engine"), p("source/live"), p("tui")}}
+	if v := importViolations(m, clean, cleanDirect); len(v) != 0 {
 		t.Fatalf("clean graph reported %q", v)
 	}
 	for _, tt := range []struct {
@@ -178,13 +197,18 @@ func TestImportViolations(t *testing.T) {
 		{"engine", []string{p("themes")}, "engine imports themes: engine never imports tui or themes"},
 		{"tui/lanes", []string{p("engine/trace")}, "tui/lanes imports engine/trace: tui never imports engine"},
 		{"export/otlp", []string{p("engine/trace")}, "export/otlp imports engine/trace: export imports only stages"},
-		{"e2e/tui", []string{p("engine"), p("tui")}, "e2e/tui imports engine and tui: only cmd/podtrace joins engine and tui"},
+		{"e2e/tui", []string{p("engine"), p("tui")}, "e2e/tui imports engine and tui: only source and cmd/podtrace join engine and tui"},
 	} {
 		graph := maps.Clone(clean)
 		graph[p(tt.pkg)] = tt.deps
-		if got := importViolations(m, graph); !slices.Contains(got, tt.want) {
+		if got := importViolations(m, graph, cleanDirect); !slices.Contains(got, tt.want) {
 			t.Errorf("%s → %v: got %q, want %q", tt.pkg, tt.deps, got, tt.want)
 		}
+	}
+	direct := map[string][]string{p("cmd/podtrace"): {p("engine"), p("engine/trace")}}
+	want := "cmd/podtrace imports engine/trace: cmd/podtrace never reaches into engine/trace"
+	if got := importViolations(m, clean, direct); !slices.Contains(got, want) {
+		t.Errorf("cmd/podtrace importing engine/trace: got %q, want %q", got, want)
 	}
 }
 

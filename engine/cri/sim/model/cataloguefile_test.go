@@ -95,7 +95,7 @@ func TestProjectImages(t *testing.T) {
 	}
 	root := filepath.Join("..", "..", "..", "..")
 	var files []string
-	for _, dir := range []string{"engine/scenario/builtin", "cmd/podtrace/workloads", "examples"} {
+	for _, dir := range []string{"engine/scenario/builtin", "source/live/workloads", "examples"} {
 		m, err := filepath.Glob(filepath.Join(root, dir, "*.yaml"))
 		if err != nil || len(m) == 0 {
 			t.Fatalf("no manifests in %s: %v", dir, err)

@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/podtrace/podtrace/source/cluster"
 )
 
 // fastForwardAnnotation is the annotation > sets on a ReplicaSet short of
@@ -105,7 +107,7 @@ func kubeletWaits(ctx context.Context, client kubernetes.Interface, now time.Tim
 		if first != "" {
 			continue
 		}
-		d, err := podDetail(ctx, client, p.Namespace, p.Name)
+		d, err := cluster.PodDetail(ctx, client, p.Namespace, p.Name)
 		if bs := d.Backoffs(); err == nil && len(bs) > 0 {
 			first = p.Namespace + "/" + p.Name + ": " + bs[0].String(now)
 		}

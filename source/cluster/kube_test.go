@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/tui"
 )
 
 // Attached, the UI gets each Event's times and count as kubectl reads
@@ -50,7 +50,7 @@ func TestAttachEventTimes(t *testing.T) {
 		{single, t0.Add(30 * time.Second), t0.Add(30 * time.Second), 1, "default-scheduler"},
 		{legacy, t0.Add(10 * time.Second), t0.Add(5 * time.Second), 2, "kubelet"},
 	} {
-		k := kubeEvent(tc.ev)
+		k := KubeEvent(tc.ev)
 		if !k.LastSeen.Equal(tc.last) || !k.FirstSeen.Equal(tc.first) || k.Count != tc.count || k.Source != tc.source {
 			t.Errorf("%s: last %v first %v count %d source %q; want %v %v %d %q", tc.ev.Reason,
 				k.LastSeen, k.FirstSeen, k.Count, k.Source, tc.last, tc.first, tc.count, tc.source)
@@ -59,7 +59,7 @@ func TestAttachEventTimes(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	src := newAttachSource(ctx, fake.NewClientset(pod, series, single, legacy), "prod", "shop", false, trace.NewHub())
+	src := New(ctx, Config{Client: fake.NewClientset(pod, series, single, legacy), Context: "prod", Namespace: "shop"})
 	d, err := src.PodDetail("shop", "batch")
 	if err != nil {
 		t.Fatal(err)
@@ -70,5 +70,31 @@ func TestAttachEventTimes(t *testing.T) {
 	}
 	if want := []string{"Pulling", "Scheduled", "FailedScheduling"}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("the pod's Events in order %v, want %v (by when they last happened)", got, want)
+	}
+}
+
+// The header names the runtime the nodes report, as kubectl get nodes -o
+// wide does, and counts only Ready nodes.
+func TestHeaderNamesTheNodesRuntime(t *testing.T) {
+	node := func(runtime string, ready corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{ContainerRuntimeVersion: runtime},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	for _, tt := range []struct {
+		nodes   []*corev1.Node
+		runtime string
+		ready   int
+	}{
+		{[]*corev1.Node{node("containerd://1.6.20", corev1.ConditionTrue), node("containerd://1.6.20", corev1.ConditionFalse)}, "containerd", 1},
+		{[]*corev1.Node{node("podtrace-sim://1.36.3", corev1.ConditionTrue)}, "simulated", 1},
+		{[]*corev1.Node{node("", corev1.ConditionUnknown)}, "", 0},
+	} {
+		var st tui.Status
+		for _, n := range tt.nodes {
+			countNode(&st, n)
+		}
+		if st.Runtime != tt.runtime || st.NodesReady != tt.ready {
+			t.Errorf("%s: runtime %q, %d Ready; want %q, %d", tt.nodes[0].Status.NodeInfo.ContainerRuntimeVersion, st.Runtime, st.NodesReady, tt.runtime, tt.ready)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"context"
@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
@@ -21,7 +20,7 @@ import (
 func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := newSource(ctx)
+	s := New(ctx)
 	if st := s.Status(); st.Etcd != "starting" || st.Runtime != "" {
 		t.Fatalf("status before the engine: %+v", st)
 	}
@@ -40,7 +39,7 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := s.attach(e); err != nil {
+	if err := s.Attach(e); err != nil {
 		t.Fatal(err)
 	}
 	if s.Events() == nil || s.Faults() == nil || s.Clock() == nil {
@@ -81,28 +80,4 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 	}
 }
 
-// The header names the runtime the nodes report, as kubectl get nodes -o
-// wide does, and counts only Ready nodes.
-func TestHeaderNamesTheNodesRuntime(t *testing.T) {
-	node := func(runtime string, ready corev1.ConditionStatus) *corev1.Node {
-		return &corev1.Node{Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{ContainerRuntimeVersion: runtime},
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
-	}
-	for _, tt := range []struct {
-		nodes   []*corev1.Node
-		runtime string
-		ready   int
-	}{
-		{[]*corev1.Node{node("containerd://1.6.20", corev1.ConditionTrue), node("containerd://1.6.20", corev1.ConditionFalse)}, "containerd", 1},
-		{[]*corev1.Node{node("podtrace-sim://1.36.3", corev1.ConditionTrue)}, "simulated", 1},
-		{[]*corev1.Node{node("", corev1.ConditionUnknown)}, "", 0},
-	} {
-		var st tui.Status
-		for _, n := range tt.nodes {
-			countNode(&st, n)
-		}
-		if st.Runtime != tt.runtime || st.NodesReady != tt.ready {
-			t.Errorf("%s: runtime %q, %d Ready; want %q, %d", tt.nodes[0].Status.NodeInfo.ContainerRuntimeVersion, st.Runtime, st.NodesReady, tt.runtime, tt.ready)
-		}
-	}
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
