@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/klog/v2"
 
@@ -75,6 +76,11 @@ func (e *Engine) hostProxy(ctx context.Context, cfg Config, pc upstream.KubeProx
 	if _, err := os.Stat("/proc/sys/net/bridge"); err != nil {
 		pc.MasqueradeAll = true
 		klog.InfoS("No br_netfilter: kube-proxy masquerades every connection to a ClusterIP")
+	}
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); err == nil && strings.TrimSpace(string(b)) != "1" {
+		// kubeadm's preflight refuses such a node; podtrace leaves the
+		// machine's setting alone.
+		klog.InfoS("net.ipv4.ip_forward is off: pods reach Services' endpoints on other bridges only when it is on")
 	}
 	var err error
 	if e.Proxy, err = upstream.StartKubeProxy(ctx, pc); err != nil {
