@@ -80,7 +80,7 @@ func (e *Engine) hostProxy(ctx context.Context, cfg Config, pc upstream.KubeProx
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); err == nil && strings.TrimSpace(string(b)) != "1" {
 		// kubeadm's preflight refuses such a node; podtrace leaves the
 		// machine's setting alone.
-		klog.InfoS("net.ipv4.ip_forward is off: pods reach Services' endpoints on other bridges only when it is on")
+		klog.InfoS("net.ipv4.ip_forward is off: the host forwards no pod's connection to a Service's pod endpoints (cluster DNS, on the host, still answers)")
 	}
 	var err error
 	if e.Proxy, err = upstream.StartKubeProxy(ctx, pc); err != nil {
