@@ -2,6 +2,10 @@ package enginetest
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/podtrace/podtrace/stages"
@@ -56,6 +60,38 @@ func Compared(spans, seams Timed) string {
 	}
 	return fmt.Sprintf("spans %9.3fms seams %9.3fms (start %+.3fms, end %+.3fms)", spans.Duration(), seams.Duration(),
 		ms(spans.Start.Sub(seams.Start)), ms(spans.End.Sub(seams.End)))
+}
+
+// Inside reports how a stage rebuilt from a server's span (the binding
+// request) is not inside the client's own stage (the scheduler's bind),
+// which must hold on any machine: the request starts after the client
+// began and ends before the client has its answer. "" when it is inside.
+func Inside(spans, seams Timed) string {
+	if spans.Start.IsZero() || seams.Start.IsZero() || spans.Start.Before(seams.Start) || spans.End.After(seams.End) {
+		return fmt.Sprintf("the span %s..%s is not inside the seams' stage %s..%s", spans.Start.Format(time.StampMicro),
+			spans.End.Format(time.StampMicro), seams.Start.Format(time.StampMicro), seams.End.Format(time.StampMicro))
+	}
+	return ""
+}
+
+// Overloaded says why the machine is too busy for a client's and a
+// server's timing of one request to agree to milliseconds (more runnable
+// work than CPUs over the last minute, /proc/loadavg), "" when it is not or
+// when the load is not known.
+func Overloaded() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || load < float64(runtime.NumCPU()) {
+		return ""
+	}
+	return fmt.Sprintf("load average %.2f on %d CPUs", load, runtime.NumCPU())
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
