@@ -113,7 +113,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return fmt.Errorf("agent for %s: %w", contextName, err)
 	}
 	if ctx.Err() == nil {
-		fmt.Fprintf(os.Stderr, "podtrace agent: %d node(s) Ready in %s (%s … %s); logs in %s\n", len(specs), contextName,
+		fmt.Fprintf(terminal, "podtrace agent: %d node(s) Ready in %s (%s … %s); logs in %s\n", len(specs), contextName,
 			specs[0].Name, specs[len(specs)-1].Name, filepath.Join(dir, "podtrace.log"))
 	}
 	<-ctx.Done()

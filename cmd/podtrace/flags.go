@@ -118,7 +118,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		}
 		dir = tmp
 	}
-	closeLog, err := logs.ToFile(filepath.Join(dir, "podtrace.log"))
+	closeLog, err := logToFile(filepath.Join(dir, "podtrace.log"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,10 +164,10 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		return nil, nil, err
 	}
 	if e.NoClusterDNS != nil {
-		fmt.Fprintf(os.Stderr, "podtrace: %v\n", e.NoClusterDNS) // logged too
+		fmt.Fprintf(terminal, "podtrace: %v\n", e.NoClusterDNS) // logged too
 	}
 	if e.NoServiceProxy != nil {
-		fmt.Fprintf(os.Stderr, "podtrace: %v\n", e.NoServiceProxy) // logged too
+		fmt.Fprintf(terminal, "podtrace: %v\n", e.NoServiceProxy) // logged too
 	}
 	for _, f := range c.faults {
 		e.Tracer.Faults.Add(f)
@@ -220,4 +220,21 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string, cfg *engine.
 	}
 	cfg.Containerd = h
 	return func() { _ = h.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// logToFile sends the components' and libraries' logs to path: klog and
+// the standard logger (logs.ToFile), and what upstream code writes to
+// os.Stderr itself (logs.StderrToFile). podtrace's own lines keep the
+// terminal. closeLog undoes both.
+func logToFile(path string) (closeLog func() error, err error) {
+	closeKlog, err := logs.ToFile(path)
+	if err != nil {
+		return nil, err
+	}
+	restoreStderr, err := logs.StderrToFile(path)
+	if err != nil {
+		closeKlog()
+		return nil, err
+	}
+	return func() error { restoreStderr(); return closeKlog() }, nil
 }

@@ -27,9 +27,14 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+// terminal is the standard error podtrace started with: its own messages
+// go there, while os.Stderr is pointed at the cluster's log once that is
+// open (logs.StderrToFile), for upstream code that writes to it directly.
+var terminal io.Writer = os.Stderr
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := execute(ctx, os.Args[1:], os.Stdout, terminal)
 	stop()
 	os.Exit(code)
 }

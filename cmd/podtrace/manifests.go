@@ -129,7 +129,7 @@ func applyManifests(ctx context.Context, a *apply.Applier, ms []manifest) error 
 		return unserved[0]
 	}
 	for _, err := range unserved {
-		fmt.Fprintf(os.Stderr, "podtrace: skipping %v\n", err)
+		fmt.Fprintf(terminal, "podtrace: skipping %v\n", err)
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ behaves as documented, apply its fix, and exit 0 when the goal then holds.`,
 			}
 			defer cleanup()
 			if check {
-				rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: timeout, Log: os.Stderr})
+				rep, err := scenario.Check(ctx, e, s, scenario.CheckOptions{Timeout: timeout, Log: terminal})
 				if err != nil {
 					return &exitError{code: exitNotAsDocumented, err: err}
 				}
@@ -199,8 +199,8 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(os.Stderr, briefing(s))
-	fmt.Fprintf(os.Stderr, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
+	fmt.Fprint(terminal, briefing(s))
+	fmt.Fprintf(terminal, "The manifest applied is %s.\nexport KUBECONFIG=%s\n", manifest, e.Kubeconfig)
 	printed := stream.Print(os.Stdout, e.Hub, nil) // engine.Start returned with every node Ready
 	defer printed.Stop()
 	if err := s.Prepare(ctx, e); err != nil {
@@ -209,7 +209,7 @@ func scenarioHeadless(ctx context.Context, e *engine.Engine, s *scenario.Scenari
 	err = waitGoal(ctx, e, s, time.Second, func(detail string) {
 		announceGoal(ctx, e, s, detail)
 		printed.Flush()
-		fmt.Fprintf(os.Stderr, "goal met: %s\n\n%s\n", detail, s.Explanation)
+		fmt.Fprintf(terminal, "goal met: %s\n\n%s\n", detail, s.Explanation)
 	})
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &exitError{code: exitTimeout, err: fmt.Errorf("timed out after %s: the goal (%s) does not hold", timeout, s.Goal.Description)}

@@ -38,7 +38,7 @@ func scenarioUI(ctx context.Context, cf *clusterFlags, s *scenario.Scenario, the
 	}()
 	uiErr := tui.Run(uiCtx, lsrc, tui.Options{Theme: theme, NoColor: os.Getenv("NO_COLOR") != ""})
 	cancel()
-	fmt.Fprintln(os.Stderr, "stopping the cluster…")
+	fmt.Fprintln(terminal, "stopping the cluster…")
 	<-done
 	if cleanup != nil {
 		if e := src.Engine(); e != nil {
@@ -140,11 +140,11 @@ func (p *scenarioPlay) report(uiErr error) error {
 		return p.err
 	}
 	if p.solved != "" {
-		fmt.Fprintf(os.Stderr, "Goal met: %s\n\n%s\n", p.solved, p.s.Explanation)
+		fmt.Fprintf(terminal, "Goal met: %s\n\n%s\n", p.solved, p.s.Explanation)
 	} else {
-		fmt.Fprintf(os.Stderr, "Goal not met yet (%s). Hints:\n", p.s.Goal.Description)
+		fmt.Fprintf(terminal, "Goal not met yet (%s). Hints:\n", p.s.Goal.Description)
 		for i, h := range p.s.Hints {
-			fmt.Fprintf(os.Stderr, "  %d. %s\n", i+1, h)
+			fmt.Fprintf(terminal, "  %d. %s\n", i+1, h)
 		}
 	}
 	return uiErr

@@ -46,3 +46,21 @@ func To(w io.Writer) {
 	current.w = w
 	current.Unlock()
 }
+
+// StderrToFile points the process's os.Stderr at path (appending) until
+// restore is called. Some upstream code writes to os.Stderr itself rather
+// than through klog: kube-apiserver's secure server logs its HTTP errors
+// there ("http2: server: error reading preface from client ...: connection
+// reset by peer"), taking os.Stderr when it starts serving. Call it before
+// the components start; the process's standard error (file descriptor 2,
+// where a crash is written) is left as it is, so a caller that kept the
+// original os.Stderr still writes to the terminal.
+func StderrToFile(path string) (restore func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	prev := os.Stderr
+	os.Stderr = f
+	return func() { os.Stderr = prev; f.Close() }, nil
+}
