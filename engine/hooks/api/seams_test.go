@@ -109,7 +109,7 @@ func TestFaultsAnswerAsKubeAPIServerWould(t *testing.T) {
 			if last := ended[len(ended)-1]; last.Status != stages.Failed || last.Reason != tc.reason || last.Message != tc.message {
 				t.Errorf("%s ended %s: %q %q\nwant failed: %q %q", last.Stage, last.Status, last.Reason, last.Message, tc.reason, tc.message)
 			}
-			if stored := len(s.store.objs); stored != 0 {
+			if stored := s.store.stored(); stored != 0 {
 				t.Errorf("%d pods were stored, want none", stored)
 			}
 		})
@@ -159,7 +159,7 @@ func TestAdmissionBreakpointHoldsTheCreate(t *testing.T) {
 		t.Fatalf("a held create was answered %d", code)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if got := stagesOf(s.out.ended("held")); slices.Contains(got, stages.Persist) || len(s.store.objs) != 0 {
+	if got := stagesOf(s.out.ended("held")); slices.Contains(got, stages.Persist) || s.store.stored() != 0 {
 		t.Fatalf("a held create was written: stages ended %v", got)
 	}
 	if !s.tr.Breaks.Continue("team/held") {

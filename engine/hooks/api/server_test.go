@@ -71,14 +71,15 @@ func stagesOf(evs []stages.Event) []stages.ID {
 	return ids
 }
 
-// memStore is the etcd behind the storage seam. Upstream has no in-memory
-// storage.Interface that stores: its cacher's MockStorage (embedded here
-// for the rest of the interface) answers Create with "unimplemented", so
-// Create, the one method a create reaches, is written here.
+// memStore is the etcd behind the storage seam, for pods. Upstream has no
+// in-memory storage.Interface that stores: its cacher's MockStorage
+// (embedded here for the rest of the interface) answers Create, Delete and
+// GuaranteedUpdate with "unimplemented", so those three, the writes the
+// seam wraps, are written here.
 type memStore struct {
 	cachertesting.MockStorage
 	mu   sync.Mutex
-	objs map[string]runtime.Object
+	objs map[string]*core.Pod
 }
 
 // Create implements storage.Interface: etcd's "already exists" for a taken
@@ -92,8 +93,49 @@ func (m *memStore) Create(_ context.Context, key string, obj, out runtime.Object
 	pod := obj.(*core.Pod).DeepCopy()
 	pod.ResourceVersion = "1"
 	m.objs[key] = pod
-	*out.(*core.Pod) = *pod
+	*out.(*core.Pod) = *pod.DeepCopy()
 	return nil
+}
+
+// GuaranteedUpdate implements storage.Interface: one try of tryUpdate on
+// the stored pod, stored and copied to dest.
+func (m *memStore) GuaranteedUpdate(_ context.Context, key string, dest runtime.Object, _ bool,
+	_ *storage.Preconditions, tryUpdate storage.UpdateFunc, _ runtime.Object) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.objs[key]
+	if !ok {
+		return storage.NewKeyNotFoundError(key, 0)
+	}
+	out, _, err := tryUpdate(cur.DeepCopy(), storage.ResponseMeta{ResourceVersion: 1})
+	if err != nil {
+		return err
+	}
+	m.objs[key] = out.(*core.Pod).DeepCopy()
+	*dest.(*core.Pod) = *out.(*core.Pod).DeepCopy()
+	return nil
+}
+
+// Delete implements storage.Interface: the stored pod is removed and
+// copied to out.
+func (m *memStore) Delete(_ context.Context, key string, out runtime.Object, _ *storage.Preconditions,
+	_ storage.ValidateObjectFunc, _ runtime.Object, _ storage.DeleteOptions) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.objs[key]
+	if !ok {
+		return storage.NewKeyNotFoundError(key, 0)
+	}
+	delete(m.objs, key)
+	*out.(*core.Pod) = *cur
+	return nil
+}
+
+// stored returns how many objects are stored.
+func (m *memStore) stored() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.objs)
 }
 
 // server is kube-apiserver's path of a pod create, from upstream's own
@@ -121,7 +163,7 @@ func newServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{tr: tr, out: out, store: &memStore{objs: map[string]runtime.Object{}}}
+	s := &server{tr: tr, out: out, store: &memStore{objs: map[string]*core.Pod{}}}
 	authn := bearertoken.New(authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
 		return &authenticator.Response{User: &user.DefaultInfo{Name: token, Groups: []string{user.AllAuthenticated}}}, true, nil
 	}))
