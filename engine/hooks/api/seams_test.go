@@ -205,3 +205,58 @@ func TestUntracedRequestsAreNotReported(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedControllerCreatesRetry: a reconcile fault on a controller's
+// create fails it where that failure happens in kube-apiserver (RBAC,
+// ResourceQuota, etcd), and the controller's reconcile stage retries with
+// its own FailedCreate event; a refused create waits out the controller's
+// workqueue back-off (5ms the first time) before the next try.
+func TestRefusedControllerCreatesRetry(t *testing.T) {
+	t.Parallel()
+	const rsController = "system:serviceaccount:kube-system:replicaset-controller"
+	owned := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","ownerReferences":[{"apiVersion":"apps/v1",` +
+		`"kind":"ReplicaSet","name":"shop-1","uid":"uid-shop-1","controller":true}]},` +
+		`"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}`
+	for _, tc := range []struct {
+		variant string
+		code    int
+		failed  stages.ID
+		message string
+		backoff bool // the refusal reached the controller's workqueue back-off
+	}{
+		{stages.VariantForbidden, http.StatusForbidden, stages.Authz,
+			`pods is forbidden: User "` + rsController + `" cannot create resource "pods" in API group "" in the namespace "team"`, true},
+		{stages.VariantQuota, http.StatusForbidden, stages.Admission,
+			`pods "web" is forbidden: exceeded quota: podtrace-fault, requested: count/pods=1, used: count/pods=0, limited: count/pods=0`, true},
+		{stages.VariantEtcdTimeout, http.StatusInternalServerError, stages.Persist, "etcdserver: request timed out", false},
+	} {
+		t.Run(tc.variant, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t)
+			s.tr.Faults.Add(stages.Fault{Stage: stages.Reconcile, Kind: stages.Fail, Variant: tc.variant,
+				Scope: stages.Scope{Pod: "team/web"}})
+			if code, body := s.do(t, http.MethodPost, podsPath, rsController, owned); code != tc.code || body != tc.message {
+				t.Errorf("create answered %d %q\nwant %d %q", code, body, tc.code, tc.message)
+			}
+			ended := s.out.ended("web")
+			if last := ended[len(ended)-1]; last.Stage != tc.failed || last.Status != stages.Failed || last.Message != tc.message {
+				t.Errorf("last ended %s %s %q, want %s failed %q", last.Stage, last.Status, last.Message, tc.failed, tc.message)
+			}
+			var retry *stages.Event
+			for _, ev := range s.out.all() {
+				if ev.Pod == "web" && ev.Stage == stages.Reconcile && ev.Status == stages.Retrying {
+					retry = &ev
+				}
+			}
+			switch {
+			case retry == nil:
+				t.Fatal("the reconcile stage did not retry")
+			case retry.Component != "replicaset-controller" || retry.Reason != "FailedCreate" || retry.Message != "Error creating: "+tc.message:
+				t.Errorf("reconcile retried by %s: %s %q\nwant replicaset-controller: FailedCreate %q",
+					retry.Component, retry.Reason, retry.Message, "Error creating: "+tc.message)
+			case tc.backoff && (retry.NextTry == nil || retry.NextTry.Sub(retry.Time) != 5*time.Millisecond):
+				t.Errorf("next try %v after %v, want 5ms later", retry.NextTry, retry.Time)
+			}
+		})
+	}
+}
