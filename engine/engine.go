@@ -125,12 +125,8 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.PlainControlPlane || cfg.Untraced {
 		controlPlaneTracer = nil
 	}
-	users := make([]identity.User, len(names))
-	for i, n := range names {
-		users[i] = identity.NodeUser(n)
-	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, Address: cfg.APIAddress, EtcdEndpoints: cfg.EtcdEndpoints,
-		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer, Users: users,
+		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer,
 		KubeletDial: node.Dial})
 	if err != nil {
 		e.cancel()

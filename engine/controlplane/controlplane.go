@@ -52,9 +52,6 @@ type Config struct {
 	// Tracer receives the stage events of the seams and holds their faults
 	// and breakpoints; nil runs the components without podtrace's hooks.
 	Tracer *trace.Tracer
-	// Users get bearer tokens in the static token file (the nodes'
-	// kubelets); any other identity gets a client certificate.
-	Users []identity.User
 	// KubeletDial is how kube-apiserver reaches the kubelets; a plain
 	// dialer when nil.
 	KubeletDial utilnet.DialFunc
@@ -68,7 +65,6 @@ type ControlPlane struct {
 	Etcd       *etcd.Server
 	API        *upstream.APIServer
 	PKI        *pki.Bundle
-	Tokens     *identity.Tokens
 	Kubeconfig string // path of the admin kubeconfig
 	DataDir    string
 	LogFile    string // every component's log (klog)
@@ -142,11 +138,6 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err = cp.PKI.EnsureEtcd(); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
-	tokenFile := filepath.Join(cp.DataDir, "tokens.csv")
-	users := append([]identity.User{controllerManager, scheduler}, cfg.Users...)
-	if cp.Tokens, err = identity.LoadOrCreateTokenFile(tokenFile, users...); err != nil {
-		return fmt.Errorf("start control plane: %w", err)
-	}
 	saKey := cp.PKI.Path("sa.key")
 	if _, _, err = keyutil.LoadOrGenerateKeyFile(saKey); err != nil {
 		return fmt.Errorf("start control plane: service account key: %w", err)
@@ -156,7 +147,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	}
 	api := upstream.APIServerConfig{Address: cfg.Address, EtcdServers: cp.Etcd.Endpoints, EtcdTLS: cp.Etcd.ClientTLS,
 		ServingCertFile: cp.PKI.Path(pki.ServingCertFile), ServingKeyFile: cp.PKI.Path(pki.ServingKeyFile),
-		ClientCAFile: cp.PKI.Path(pki.CACertFile), TokenFile: tokenFile, ServiceAccountKeyFile: saKey,
+		ClientCAFile: cp.PKI.Path(pki.CACertFile), ServiceAccountKeyFile: saKey,
 		KubeletDial: cfg.KubeletDial, KubeletClientCertFile: cp.PKI.Path(pki.KubeletClientCertFile),
 		KubeletClientKeyFile: cp.PKI.Path(pki.KubeletClientKeyFile)}
 	if cfg.Tracer != nil {
@@ -275,19 +266,19 @@ func (cp *ControlPlane) bootstrap(ctx context.Context) error {
 // componentKubeconfig writes the kubeconfig of one of the control plane's
 // own components and returns its path.
 func (cp *ControlPlane) componentKubeconfig(user identity.User, name string) (string, error) {
-	token, ok := cp.Tokens.TokenFor(user.Name)
-	if !ok {
-		return "", fmt.Errorf("start control plane: no token for %s", user.Name)
+	cert, key, err := cp.PKI.IssueClient(user.Name, user.Groups)
+	if err != nil {
+		return "", fmt.Errorf("start control plane: %w", err)
 	}
 	path := filepath.Join(cp.DataDir, name+".kubeconfig")
-	err := pki.WriteKubeconfig(path, cp.API.URL, cp.PKI.CAPEM, name,
-		pki.KubeconfigUser{Name: user.Name, Context: name, Token: token})
+	err = pki.WriteKubeconfig(path, cp.API.URL, cp.PKI.CAPEM, name,
+		pki.KubeconfigUser{Name: user.Name, Context: name, CertPEM: cert, KeyPEM: key})
 	return path, err
 }
 
-// RestConfig returns a client configuration for user: its bearer token when
-// the static token file has one, otherwise a client certificate the cluster
-// CA signs for the user and its groups.
+// RestConfig returns a client configuration for user: a client certificate
+// the cluster CA signs for the user and its groups, as kubeadm gives every
+// component and kubelet (no static token file).
 func (cp *ControlPlane) RestConfig(user identity.User, userAgent string) (*rest.Config, error) {
 	cfg := &rest.Config{
 		Host:            cp.API.URL,
@@ -297,10 +288,6 @@ func (cp *ControlPlane) RestConfig(user identity.User, userAgent string) (*rest.
 		Timeout:         60 * time.Second,
 		ContentConfig: rest.ContentConfig{ContentType: "application/vnd.kubernetes.protobuf",
 			AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json"},
-	}
-	if token, ok := cp.Tokens.TokenFor(user.Name); ok {
-		cfg.BearerToken = token
-		return cfg, nil
 	}
 	cert, key, err := cp.PKI.IssueClient(user.Name, user.Groups)
 	if err != nil {

@@ -1,7 +1,8 @@
-// Package identity keeps the identities podtrace's components act as: the
-// static token file kube-apiserver reads with --token-auth-file (the
-// controller manager, the scheduler, one kubelet per node), stable across
-// restarts on the same data directory.
+// Package identity names the identities podtrace's components act as (the
+// controller manager, the scheduler, one kubelet per node), as upstream's
+// bootstrap RBAC policy, the Node authorizer and NodeRestriction expect
+// them. Each gets a client certificate from the cluster CA, as kubeadm
+// gives them (engine/pki).
 package identity
 
 import "k8s.io/apiserver/pkg/authentication/user"
@@ -14,12 +15,10 @@ const (
 	NodesGroup            = user.NodesGroup
 )
 
-// User is one identity in the token file.
+// User is one identity: the certificate's common name and organizations.
 type User struct {
 	// Name is the user name.
 	Name string
-	// UID identifies the user; may be empty.
-	UID string
 	// Groups are the user's groups.
 	Groups []string
 }
@@ -28,13 +27,4 @@ type User struct {
 // and NodeRestriction expect it.
 func NodeUser(node string) User {
 	return User{Name: "system:node:" + node, Groups: []string{NodesGroup}}
-}
-
-// ComponentUsers returns the control plane's users and one kubelet per node.
-func ComponentUsers(nodes ...string) []User {
-	users := []User{{Name: KubeScheduler}, {Name: KubeControllerManager}}
-	for _, n := range nodes {
-		users = append(users, NodeUser(n))
-	}
-	return users
 }

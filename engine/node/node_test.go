@@ -35,12 +35,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	users := make([]identity.User, len(names))
-	for i, n := range names {
-		users[i] = identity.NodeUser(n)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cp, err = controlplane.Start(ctx, controlplane.Config{DataDir: dir, UnsafeNoFsync: true, Users: users})
+	cp, err = controlplane.Start(ctx, controlplane.Config{DataDir: dir, UnsafeNoFsync: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start control plane:", err)
 		os.Exit(1)

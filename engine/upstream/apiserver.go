@@ -45,8 +45,6 @@ type APIServerConfig struct {
 	// ServingCertFile and ServingKeyFile are the serving pair; ClientCAFile
 	// verifies client certificates (the admin's and the viewer's).
 	ServingCertFile, ServingKeyFile, ClientCAFile string
-	// TokenFile is the static token file of the components' identities.
-	TokenFile string
 	// ServiceAccountKeyFile signs and verifies service account tokens.
 	ServiceAccountKeyFile string
 	// ServiceClusterIPRange is the Services' cluster IP range.
@@ -112,7 +110,6 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 		"--tls-cert-file=" + cfg.ServingCertFile,
 		"--tls-private-key-file=" + cfg.ServingKeyFile,
 		"--client-ca-file=" + cfg.ClientCAFile,
-		"--token-auth-file=" + cfg.TokenFile,
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=" + strings.Join(plugins, ","),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",

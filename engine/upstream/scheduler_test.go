@@ -154,8 +154,8 @@ func startSchedEnv(t *testing.T) *schedEnv {
 }
 
 // apiServerFiles writes what kube-apiserver needs to start (a self-signed
-// serving pair, which also serves as the client CA, a token file and a
-// service account key) and returns its configuration. The tests talk to it
+// serving pair, which also serves as the client CA, and a service
+// account key) and returns its configuration. The tests talk to it
 // through its loopback configuration.
 func apiServerFiles(t *testing.T, dir string, etcdServers []string) APIServerConfig {
 	t.Helper()
@@ -167,12 +167,10 @@ func apiServerFiles(t *testing.T, dir string, etcdServers []string) APIServerCon
 		EtcdServers:     etcdServers,
 		ServingCertFile: filepath.Join(dir, "serving.crt"), ServingKeyFile: filepath.Join(dir, "serving.key"),
 		ClientCAFile:          filepath.Join(dir, "serving.crt"),
-		TokenFile:             filepath.Join(dir, "tokens.csv"),
 		ServiceAccountKeyFile: filepath.Join(dir, "sa.key"),
 	}
 	for path, data := range map[string][]byte{
 		cfg.ServingCertFile: certPEM, cfg.ServingKeyFile: keyPEM, cfg.ServiceAccountKeyFile: saKey,
-		cfg.TokenFile: []byte(`admin-token,admin,admin,"system:masters"` + "\n"),
 	} {
 		check(t, os.WriteFile(path, data, 0o600))
 	}
