@@ -260,3 +260,17 @@ func TestRefusedControllerCreatesRetry(t *testing.T) {
 		})
 	}
 }
+
+// TestAnonymousCreateFailsAuthn: a create without credentials is
+// kube-apiserver's own 401, and the pod's lane shows authn failed.
+func TestAnonymousCreateFailsAuthn(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	if code, body := s.do(t, http.MethodPost, podsPath, "", podJSON("web")); code != http.StatusUnauthorized || body != "Unauthorized" {
+		t.Errorf("create answered %d %q, want 401 \"Unauthorized\"", code, body)
+	}
+	ended := s.out.ended("web")
+	if len(ended) != 1 || ended[0].Stage != stages.Authn || ended[0].Status != stages.Failed || ended[0].Reason != "Unauthorized" {
+		t.Errorf("ended %+v, want authn failed: Unauthorized", ended)
+	}
+}
