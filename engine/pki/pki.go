@@ -1,4 +1,5 @@
-// Package pki creates and reuses the certificates of the embedded API server:
+// Package pki creates and reuses the certificates of the embedded API server,
+// signed as kubeadm signs them (its pkiutil):
 // a cluster CA, a loopback serving certificate and client certificates for
 // the admin and the limited viewer user. Everything lives as PEM files in one
 // directory, so a cluster started with the same data directory keeps its
@@ -7,20 +8,20 @@ package pki
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+	kubeadmapi "k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm"
+	"k8s.io/kubernetes/cmd/kubeadm/app/util/pkiutil"
 )
 
 // File names inside the directory given to Ensure.
@@ -202,34 +203,14 @@ func (b *Bundle) ensureCA() error {
 		return fmt.Errorf("only one of %s and %s exists; remove it to create a new CA", certPath, keyPath)
 	}
 
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("generate ca key: %w", err)
-	}
-	serial, err := newSerial()
-	if err != nil {
-		return err
-	}
 	now := b.now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "podtrace-ca"},
-		NotBefore:             now.Add(-time.Minute),
-		NotAfter:              now.Add(caValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	cert, key, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
+		Config:   certutil.Config{CommonName: "podtrace-ca", NotBefore: now.Add(-time.Minute)},
+		NotAfter: now.Add(caValidity), EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256})
 	if err != nil {
-		return fmt.Errorf("sign ca cert: %w", err)
+		return fmt.Errorf("create ca: %w", err)
 	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return fmt.Errorf("parse ca cert: %w", err)
-	}
-	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM, err = encodeKey(key)
+	certPEM, keyPEM, err = encodePair(cert, key)
 	if err != nil {
 		return err
 	}
@@ -288,56 +269,32 @@ func (b *Bundle) issue(subject pkix.Name, usage x509.ExtKeyUsage, dnsNames []str
 	return b.issueFor(subject, []x509.ExtKeyUsage{usage}, dnsNames, ips)
 }
 
-// issueFor signs a new leaf for subject with the given extended key usages.
+// issueFor signs a new leaf for subject with the given extended key usages,
+// as kubeadm signs its leaves (pkiutil.NewCertAndKey), for leafValidity or
+// until the CA's end if that is sooner.
 func (b *Bundle) issueFor(subject pkix.Name, usages []x509.ExtKeyUsage, dnsNames []string, ips []net.IP) ([]byte, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate key: %w", err)
-	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, nil, err
-	}
 	now := b.now()
 	notAfter := now.Add(leafValidity)
 	if notAfter.After(b.caCert.NotAfter) {
 		notAfter = b.caCert.NotAfter
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      subject,
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  usages,
-		DNSNames:     dnsNames,
-		IPAddresses:  ips,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, b.caCert, key.Public(), b.caKey)
+	cert, key, err := pkiutil.NewCertAndKey(b.caCert, b.caKey, &pkiutil.CertConfig{
+		Config: certutil.Config{CommonName: subject.CommonName, Organization: subject.Organization,
+			AltNames: certutil.AltNames{DNSNames: dnsNames, IPs: ips}, Usages: usages, NotBefore: now.Add(-time.Minute)},
+		NotAfter: notAfter, EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256})
 	if err != nil {
 		return nil, nil, fmt.Errorf("sign cert for %q: %w", subject.CommonName, err)
 	}
-	keyPEM, err := encodeKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+	return encodePair(cert, key)
 }
 
-func newSerial() (*big.Int, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+// encodePair is a certificate and its key in PEM form.
+func encodePair(cert *x509.Certificate, key crypto.Signer) (certPEM, keyPEM []byte, err error) {
+	keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key)
 	if err != nil {
-		return nil, fmt.Errorf("generate serial: %w", err)
+		return nil, nil, fmt.Errorf("marshal key: %w", err)
 	}
-	return serial.Add(serial, big.NewInt(1)), nil
-}
-
-func encodeKey(key *ecdsa.PrivateKey) ([]byte, error) {
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("marshal key: %w", err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+	return pkiutil.EncodeCertPEM(cert), keyPEM, nil
 }
 
 // parsePair parses a certificate and its key and checks they belong together.
@@ -358,7 +315,8 @@ func parsePair(certPEM, keyPEM []byte) (*x509.Certificate, crypto.Signer, error)
 }
 
 // writePair writes the key (mode 0600) and then the certificate, each through
-// a temporary file and a rename so a crash never leaves half a file.
+// a temporary file and a rename so a crash never leaves half a file
+// (pkiutil's writers write in place).
 func writePair(certPath string, certPEM []byte, keyPath string, keyPEM []byte) error {
 	if err := writeAtomic(keyPath, keyPEM, 0o600); err != nil {
 		return err
