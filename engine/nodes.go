@@ -92,9 +92,12 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 			simCfg := crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
 				Speed: e.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json"),
 				Dir: filepath.Join(e.DataDir, "runtime", n.Name)}
-			// The runtime's own CRI spans, as containerd 2.x sends them.
-			if simCfg.TracerProvider, err = crisim.TracerProvider(ctx, n.Name, tracing); err != nil {
-				return fmt.Errorf("node %s: %w", n.Name, err)
+			// The runtime's own CRI spans, as containerd 2.x sends them
+			// (none without a tracing block).
+			if tracing != nil {
+				if simCfg.TracerProvider, err = node.NewTracerProvider(ctx, crisim.ServiceName, n.Name, tracing); err != nil {
+					return fmt.Errorf("node %s: %w", n.Name, err)
+				}
 			}
 			var sim *crisim.Runtime
 			if cfg.Untraced {

@@ -30,8 +30,16 @@ func TracerProvider(ctx context.Context, node string, tc *tracingapi.TracingConf
 	if tc == nil {
 		return noopoteltrace.NewTracerProvider(), nil
 	}
+	return NewTracerProvider(ctx, server.ComponentKubelet, node, tc)
+}
+
+// NewTracerProvider is a tracer provider for a node's component named
+// service (service.name), made from the tracing block tc as the kubelet's
+// is (host.name the node's name). The provider sends what it holds when
+// ctx ends.
+func NewTracerProvider(ctx context.Context, service, node string, tc *tracingapi.TracingConfiguration) (oteltrace.TracerProvider, error) {
 	tp, err := tracing.NewProvider(ctx, tc, nil, []resource.Option{resource.WithAttributes(
-		semconv.ServiceName(server.ComponentKubelet), semconv.HostName(node))})
+		semconv.ServiceName(service), semconv.HostName(node))})
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,12 @@ package sim
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/component-base/tracing"
-	tracingapi "k8s.io/component-base/tracing/api/v1"
 )
 
 // ServiceName is the service.name of the simulated runtime's spans, as
@@ -24,27 +20,6 @@ const (
 	runtimeService = "runtime.v1.RuntimeService"
 	imageService   = "runtime.v1.ImageService"
 )
-
-// TracerProvider is the simulated runtime's tracer provider for node, made
-// as the kubelet's is from the tracing block tc (service.name ServiceName,
-// host.name the node), or nil without a block: the runtime then records
-// nothing. The provider sends what it holds when ctx ends.
-func TracerProvider(ctx context.Context, node string, tc *tracingapi.TracingConfiguration) (oteltrace.TracerProvider, error) {
-	if tc == nil {
-		return nil, nil
-	}
-	tp, err := tracing.NewProvider(ctx, tc, nil, []resource.Option{resource.WithAttributes(
-		semconv.ServiceName(ServiceName), semconv.HostName(node))})
-	if err != nil {
-		return nil, err
-	}
-	context.AfterFunc(ctx, func() {
-		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = tp.Shutdown(stop)
-	})
-	return tp, nil
-}
 
 // serverSpan starts the span of a CRI call as containerd 2.x records it
 // (otelgrpc's server span, named service/method), a child of the span in
