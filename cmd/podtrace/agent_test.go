@@ -81,6 +81,12 @@ func TestAgentJoinsACluster(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
+			// The kubelet's status manager reports the Ready it wrote (the
+			// ready stage) just after the API server has it: wait for the
+			// agent to print it before stopping the agent.
+			for !printedReady(out.String(), name) && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
 			_ = agent.Process.Signal(syscall.SIGINT)
 			if err := agent.Wait(); err != nil {
 				t.Errorf("agent did not stop cleanly: %v (%s)", err, errOut.String())
@@ -104,6 +110,18 @@ func TestAgentJoinsACluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// printedReady reports whether the JSON lines in out hold a succeeded ready
+// stage of pod.
+func printedReady(out, pod string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		var e stages.Event
+		if json.Unmarshal([]byte(line), &e) == nil && e.Pod == pod && e.Stage == stages.Ready && e.Status == stages.Succeeded {
+			return true
+		}
+	}
+	return false
 }
 
 func podReady(p *corev1.Pod) bool {
