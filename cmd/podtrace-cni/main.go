@@ -17,7 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/invoke"
@@ -78,6 +81,11 @@ func del(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockDel()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	ask, err := askPodtrace(c, "DEL", args)
 	if err != nil {
 		return err
@@ -90,6 +98,27 @@ func del(args *skel.CmdArgs) error {
 	}
 	ask(report)
 	return err
+}
+
+// delLock is the file whose lock makes this host's DELs take turns.
+var delLock = filepath.Join(os.TempDir(), "podtrace-cni-del.lock")
+
+// lockDel waits until no other DEL runs on this host. containerd may tear
+// the same sandbox's network down twice at once (the kubelet's
+// StopPodSandbox and another's, while a node stops); the bridge plugin's
+// DEL then finds eth0, and fails to delete it when the other has ("no
+// such device"). In turn, the second DEL finds nothing left, which the
+// CNI spec makes a success.
+func lockDel() (unlock func(), err error) {
+	f, err := os.OpenFile(delLock, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("podtrace-cni: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("podtrace-cni: lock %s: %w", delLock, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 func check(args *skel.CmdArgs) error {
