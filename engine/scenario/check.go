@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -79,6 +78,12 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 	if err := waitNodes(ctx, e, opts.Timeout); err != nil {
 		return nil, err
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	waits, err := watchWaitings(watchCtx, c, s.Goal.Namespace)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Prepare(ctx, e); err != nil {
 		return nil, err
 	}
@@ -91,7 +96,7 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 			if rep.Seen[i] != "" {
 				continue
 			}
-			if rep.Seen[i] = observe(ctx, c, rec, s.Goal.Namespace, x); rep.Seen[i] != "" {
+			if rep.Seen[i] = observe(ctx, c, rec, waits, x); rep.Seen[i] != "" {
 				logf("%s: seen %s: %s", s.Name, x, rep.Seen[i])
 			} else {
 				missing++
@@ -168,7 +173,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // observe returns a description of what matches x, or "".
-func observe(ctx context.Context, c kubernetes.Interface, rec *trace.Recording, ns string, x Expectation) string {
+// Waiting states come from waits, which saw every status the pods had.
+func observe(ctx context.Context, c kubernetes.Interface, rec *trace.Recording, waits *waitings, x Expectation) string {
 	switch {
 	case x.Stage != "":
 		for _, ev := range rec.Events() {
@@ -192,17 +198,7 @@ func observe(ctx context.Context, c kubernetes.Interface, rec *trace.Recording, 
 			}
 		}
 	default:
-		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return ""
-		}
-		for _, p := range pods.Items {
-			for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-				if w := st.State.Waiting; w != nil && w.Reason == x.Waiting && strings.Contains(w.Message, x.Message) {
-					return fmt.Sprintf("pod %s container %s waiting: %s %s", p.Name, st.Name, w.Reason, w.Message)
-				}
-			}
-		}
+		return waits.find(x.Waiting, x.Message)
 	}
 	return ""
 }

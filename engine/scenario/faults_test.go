@@ -31,7 +31,6 @@ func startEngine(t *testing.T, n int, speed float64) *engine.Engine {
 		cancel()
 		t.Fatal(err)
 	}
-	go WatchNodeFaults(ctx, e)
 	t.Cleanup(func() { cancel(); e.Close() })
 	if err := waitNodes(ctx, e, 30*time.Second); err != nil {
 		t.Fatal(err)
@@ -166,7 +165,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 			}
 			if tt.event != "" {
 				eventually(t, "Event "+tt.event, 20*time.Second, func() (bool, string) {
-					return observe(ctx, c, rec, "default", Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
+					return observe(ctx, c, rec, nil, Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
 				})
 			}
 			goal := Goal{Namespace: "default", Deployment: name}
