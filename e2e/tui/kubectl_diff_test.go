@@ -114,7 +114,7 @@ func TestScreenIsKubectl(t *testing.T) {
 // screenCheck compares what screens say of each object with `kubectl get`
 // on the same cluster, sample after sample.
 type screenCheck struct {
-	t                   *testing.T
+	t                   testing.TB
 	kubectl, kubeconfig string
 	// compared holds "SCREEN: NAME STATUS READY" for every row compared.
 	compared map[string]bool
@@ -123,7 +123,7 @@ type screenCheck struct {
 }
 
 // newScreenCheck compares screens with kubectl on the cluster of kubeconfig.
-func newScreenCheck(t *testing.T, kubectl, kubeconfig string) *screenCheck {
+func newScreenCheck(t testing.TB, kubectl, kubeconfig string) *screenCheck {
 	return &screenCheck{t: t, kubectl: kubectl, kubeconfig: kubeconfig, compared: map[string]bool{}}
 }
 
