@@ -60,6 +60,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	}
 	r.mu.Lock()
 	r.containers[id] = c
+	r.changes++
 	r.mu.Unlock()
 	return id, nil
 }
@@ -86,6 +87,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	if c, ok := r.containers[id]; ok {
 		c.log.close()
 		delete(r.containers, id)
+		r.changes++
 	}
 	r.mu.Unlock()
 	return nil
@@ -187,6 +189,7 @@ func (r *Runtime) UpdateContainerResources(_ context.Context, id string, res *ru
 	}
 	if res.GetLinux() != nil {
 		c.resources = res.GetLinux()
+		r.changes++
 	}
 	return nil
 }

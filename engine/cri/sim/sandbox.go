@@ -60,6 +60,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 	sb.serving = r.serve(sb)
 	r.mu.Lock()
 	r.sandboxes[id] = sb
+	r.changes++
 	r.mu.Unlock()
 	return id, nil
 }
@@ -104,6 +105,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 	}
 	r.mu.Lock()
 	delete(r.sandboxes, id)
+	r.changes++
 	for cid, c := range r.containers {
 		if c.sandbox == id {
 			c.log.close()

@@ -102,14 +102,17 @@ type Runtime struct {
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
+	// changes counts what the runtime itself changes of the saved state
+	// (sandboxes and containers added or removed, resources updated), as
+	// the model's Generation counts the rest.
+	changes uint64
 
 	saveMu sync.Mutex
 	saved  []byte // the state last written to StateFile
-	// savedGen and savedShape are the model's Generation and the
-	// runtime's shape when saved was taken: Save skips an unchanged state.
-	savedGen   uint64
-	savedShape shape
-	closed     atomic.Bool // Shutdown: nothing more is written
+	// savedGen and savedChanges are the model's Generation and changes
+	// when saved was taken: Save skips an unchanged state.
+	savedGen, savedChanges uint64
+	closed                 atomic.Bool // Shutdown: nothing more is written
 
 	streamOnce     sync.Once
 	stream         streaming.Server // exec, attach and port-forward streams

@@ -89,8 +89,8 @@ const sandboxAnnotation = "podtrace.dev/sandbox-id"
 // Save writes the records of every sandbox and container to StateFile
 // (atomically), if it is set and they changed since the last Save; the
 // engine calls it periodically, and Shutdown a last time. An unchanged
-// runtime (the same sandboxes, containers and resources, and the model's
-// Generation) costs no snapshot: a node at rest marshals nothing.
+// runtime (its changes and the model's Generation as at the last Save)
+// costs no snapshot: a node at rest marshals nothing.
 func (r *Runtime) Save(ctx context.Context) error {
 	if r.cfg.StateFile == "" {
 		return nil
@@ -99,15 +99,15 @@ func (r *Runtime) Save(ctx context.Context) error {
 	// generation on, and the next Save writes it.
 	gen := r.rt.Generation()
 	r.saveMu.Lock()
-	saved, savedGen, savedShape := r.saved != nil, r.savedGen, r.savedShape
+	saved, savedGen, savedChanges := r.saved != nil, r.savedGen, r.savedChanges
 	r.saveMu.Unlock()
 	var st state
 	r.mu.Lock()
-	if saved && gen == savedGen && r.hasShapeLocked(savedShape) {
+	if saved && gen == savedGen && r.changes == savedChanges {
 		r.mu.Unlock()
 		return nil
 	}
-	shape := r.shapeLocked()
+	changes := r.changes
 	for _, sb := range r.sandboxes {
 		st.Sandboxes = append(st.Sandboxes, sandboxRecord{ID: sb.id, Config: sb.config, Created: sb.created, IP: sb.ip})
 	}
@@ -144,7 +144,7 @@ func (r *Runtime) Save(ctx context.Context) error {
 			return err
 		}
 	}
-	r.saved, r.savedGen, r.savedShape = data, gen, shape
+	r.saved, r.savedGen, r.savedChanges = data, gen, changes
 	return nil
 }
 
@@ -159,46 +159,6 @@ func writeAtomically(file string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, file)
-}
-
-// shape is what of the saved state the runtime itself holds, rather than
-// its model: which sandboxes and containers it has, and each container's
-// resources (UpdateContainerResources replaces them).
-type shape struct {
-	sandboxes  map[string]bool
-	containers map[string]*runtimeapi.LinuxContainerResources
-}
-
-// shapeLocked returns the runtime's shape; the caller holds mu.
-func (r *Runtime) shapeLocked() shape {
-	s := shape{sandboxes: make(map[string]bool, len(r.sandboxes)),
-		containers: make(map[string]*runtimeapi.LinuxContainerResources, len(r.containers))}
-	for id := range r.sandboxes {
-		s.sandboxes[id] = true
-	}
-	for id, c := range r.containers {
-		s.containers[id] = c.resources
-	}
-	return s
-}
-
-// hasShapeLocked reports whether the runtime has s's sandboxes and
-// containers, with the same resources; the caller holds mu.
-func (r *Runtime) hasShapeLocked(s shape) bool {
-	if len(s.sandboxes) != len(r.sandboxes) || len(s.containers) != len(r.containers) {
-		return false
-	}
-	for id := range r.sandboxes {
-		if !s.sandboxes[id] {
-			return false
-		}
-	}
-	for id, c := range r.containers {
-		if res, ok := s.containers[id]; !ok || res != c.resources {
-			return false
-		}
-	}
-	return true
 }
 
 // Shutdown saves the state a last time and stops the runtime: from then on
