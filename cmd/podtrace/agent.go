@@ -14,7 +14,6 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/agent"
-	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/version"
@@ -83,7 +82,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		}
 		defer os.RemoveAll(dir)
 	}
-	closeLog, err := logs.ToFile(filepath.Join(dir, "podtrace.log"))
+	closeLog, err := logToFile(filepath.Join(dir, "podtrace.log"))
 	if err != nil {
 		return err
 	}
