@@ -3,13 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/podtrace/podtrace/version"
 )
@@ -103,66 +100,5 @@ func TestCommandLineErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q, want one line starting %q", code, stderr.String(), tt.want)
 			}
 		})
-	}
-}
-
-// TestReadManifests follows kubectl apply -f: files in order, a
-// directory's manifests by extension (subdirectories with -R), globs, an
-// explicit file whatever its name, standard input.
-func TestReadManifests(t *testing.T) {
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"a.yaml": "a", "b.yml": "b", "c.json": "c", "notes.txt": "x", "sub/d.yaml": "d", "plain": "p",
-	} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tt := range []struct {
-		name      string
-		files     []string
-		recursive bool
-		want      string // the manifests' contents in order
-		err       string
-	}{
-		{"directory", []string{dir}, false, "abc", ""},
-		{"recursive", []string{dir}, true, "abcd", ""},
-		{"files in order", []string{filepath.Join(dir, "b.yml"), filepath.Join(dir, "a.yaml")}, false, "ba", ""},
-		{"explicit file of any name", []string{filepath.Join(dir, "plain")}, false, "p", ""},
-		{"glob", []string{filepath.Join(dir, "*.y*ml")}, false, "ab", ""},
-		{"stdin and a directory", []string{"-", filepath.Join(dir, "sub")}, false, "sd", ""},
-		{"missing", []string{filepath.Join(dir, "none.yaml")}, false, "", "does not exist"},
-		{"no manifests", []string{filepath.Join(dir, "sub", "..", "sub", "*.txt")}, false, "", "does not exist"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			ms, err := readManifests(resource.FilenameOptions{Filenames: tt.files, Recursive: tt.recursive}, strings.NewReader("s"))
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("err %v, want %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got string
-			for _, m := range ms {
-				got += string(m.data)
-			}
-			if got != tt.want {
-				t.Fatalf("read %q, want %q", got, tt.want)
-			}
-		})
-	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.Mkdir(empty, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readManifests(resource.FilenameOptions{Filenames: []string{empty}}, nil); err == nil || !strings.Contains(err.Error(), "no manifests in") {
-		t.Fatalf("empty directory: %v", err)
 	}
 }

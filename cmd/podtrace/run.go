@@ -71,26 +71,22 @@ did not start, 2 a pod failed or is stuck (or a Job failed), 3 timeout.`,
 		if ran, err := cf.enterPodNetwork(); ran {
 			return err
 		}
-		ms, err := readManifests(files.ToOptions(), os.Stdin)
+		objs, err := readManifests(files.ToOptions())
 		if err != nil {
 			return err
 		}
-		if len(ms) == 0 && headless {
+		if len(objs) == 0 && headless {
 			return errors.New("run --headless needs -f FILE")
 		}
-		objs, err := parseManifests(ms)
-		if err != nil {
-			return err
-		}
 		if !headless {
-			return runUI(c.Context(), cf.start, ms, theme)
+			return runUI(c.Context(), cf.start, objs, theme)
 		}
 		e, cleanup, err := cf.start(c.Context())
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		return runHeadless(c.Context(), e, ms, objs, timeout)
+		return runHeadless(c.Context(), e, objs, timeout)
 	}
 	return c
 }
@@ -98,7 +94,7 @@ did not start, 2 a pod failed or is stuck (or a Job failed), 3 timeout.`,
 // runHeadless applies the manifests and prints stage events until every
 // workload of objs is done (exit 0), one fails (exit 2) or timeout passes
 // (exit 3).
-func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []apply.Object, timeout time.Duration) error {
+func runHeadless(ctx context.Context, e *engine.Engine, objs []apply.Object, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopExport, err := stream.Export(e.Hub)
@@ -112,7 +108,7 @@ func runHeadless(ctx context.Context, e *engine.Engine, ms []manifest, objs []ap
 	if err != nil {
 		return err
 	}
-	if err := applyManifests(ctx, applier, ms); err != nil {
+	if err := applyManifests(ctx, applier, objs); err != nil {
 		return err
 	}
 	watch, err := newRunTargets(e, objs)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/source/live"
 	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/tui"
@@ -24,7 +25,7 @@ type startFunc func(ctx context.Context) (*engine.Engine, func(), error)
 // starting" until the cluster is up). The manifests, if any, are applied once
 // the nodes are Ready. When the cluster cannot start or the manifest cannot
 // be applied, the UI closes and the error is returned.
-func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) error {
+func runUI(ctx context.Context, start startFunc, objs []apply.Object, theme string) error {
 	uiCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	src := live.New(uiCtx)
@@ -38,7 +39,7 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 		defer close(done)
 		var e *engine.Engine
 		if e, cleanup, engineErr = start(uiCtx); engineErr == nil {
-			stopRec, engineErr = connect(uiCtx, src, e, ms)
+			stopRec, engineErr = connect(uiCtx, src, e, objs)
 		}
 		if engineErr != nil {
 			src.SetFailed()
@@ -65,7 +66,7 @@ func runUI(ctx context.Context, start startFunc, ms []manifest, theme string) er
 // asked for by PODTRACE_RECORD and the trace export asked for by the
 // OpenTelemetry environment, and applies the manifest. The returned stop
 // ends both (nil when neither runs).
-func connect(ctx context.Context, src *live.Source, e *engine.Engine, ms []manifest) (stop func(), err error) {
+func connect(ctx context.Context, src *live.Source, e *engine.Engine, objs []apply.Object) (stop func(), err error) {
 	stopExport, err := stream.Export(e.Hub)
 	if err != nil {
 		return nil, err
@@ -81,8 +82,8 @@ func connect(ctx context.Context, src *live.Source, e *engine.Engine, ms []manif
 	if err := src.Attach(e); err != nil {
 		return stop, err
 	}
-	if len(ms) > 0 { // engine.Start returned with every node Ready
-		if err := applyManifests(ctx, src.Applier(), ms); err != nil {
+	if len(objs) > 0 { // engine.Start returned with every node Ready
+		if err := applyManifests(ctx, src.Applier(), objs); err != nil {
 			return stop, err
 		}
 	}

@@ -4,12 +4,9 @@
 package apply
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,20 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 )
-
-// Object is one document of a manifest, decoded.
-type Object struct {
-	*unstructured.Unstructured
-}
 
 // Result says what happened to one object.
 type Result struct {
@@ -54,77 +44,6 @@ type UnservedError struct {
 }
 
 func (e *UnservedError) Error() string { return errors.Join(e.Errors...).Error() }
-
-// Parse splits a manifest into objects. source names the manifest in
-// errors (a file name, or "STDIN").
-func Parse(data []byte, source string) ([]Object, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []Object
-	add := func(u *unstructured.Unstructured) { out = append(out, Object{Unstructured: u}) }
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: %w", source, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 || isComment(doc) {
-			continue
-		}
-		jsonDoc, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, fmt.Errorf("error parsing %s: error converting YAML to JSON: %v", source, err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(jsonDoc); err != nil {
-			return nil, fmt.Errorf("error validating %q: error validating data: %v", source, missingTypeFields(jsonDoc, err))
-		}
-		if u.IsList() {
-			items, err := u.ToList()
-			if err != nil {
-				return nil, fmt.Errorf("error parsing %s: %v", source, err)
-			}
-			for i := range items.Items {
-				add(&items.Items[i])
-			}
-			continue
-		}
-		add(u)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no objects passed to apply")
-	}
-	return out, nil
-}
-
-func isComment(doc []byte) bool {
-	for _, line := range strings.Split(string(doc), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return false
-		}
-	}
-	return true
-}
-
-// missingTypeFields words a decode failure the way kubectl's validation does.
-func missingTypeFields(doc []byte, err error) string {
-	var m map[string]interface{}
-	if yaml.Unmarshal(doc, &m) != nil {
-		return err.Error()
-	}
-	var missing []string
-	if _, ok := m["apiVersion"]; !ok {
-		missing = append(missing, "apiVersion not set")
-	}
-	if _, ok := m["kind"]; !ok {
-		missing = append(missing, "kind not set")
-	}
-	if len(missing) == 0 {
-		return err.Error()
-	}
-	return "[" + strings.Join(missing, ", ") + "]"
-}
 
 // Applier applies manifests as one user.
 type Applier struct {
@@ -160,29 +79,33 @@ func Mapper(cfg *rest.Config) (meta.RESTMapper, error) {
 	return restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil), nil
 }
 
-// Apply creates each object, or updates it if it exists, in order. Objects
-// of kinds the server does not serve are left out and named in the
-// *UnservedError it returns once the others are applied.
+// Apply decodes a manifest (see Parse) and applies its objects (see
+// ApplyObjects). source names the manifest in errors.
 func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Result, error) {
 	objs, err := Parse(data, source)
 	if err != nil {
 		return nil, err
 	}
+	return a.ApplyObjects(ctx, objs)
+}
+
+// ApplyObjects creates each object, or updates it if it exists, in order.
+// Objects of kinds the server does not serve are left out and named in the
+// *UnservedError it returns once the others are applied.
+func (a *Applier) ApplyObjects(ctx context.Context, objs []Object) ([]Result, error) {
 	var results []Result
 	unserved := &UnservedError{}
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
 		mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) {
-			unserved.Errors = append(unserved.Errors, fmt.Errorf(
-				"resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q; ensure CRDs are installed first",
-				o.GetName(), o.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String()))
+			unserved.Errors = append(unserved.Errors, noMatch(o))
 			continue
 		}
 		if err != nil {
 			return results, err
 		}
-		r, err := a.applyOne(ctx, o, mapping, source)
+		r, err := a.applyOne(ctx, Object{Unstructured: o.DeepCopy(), Source: o.Source}, mapping)
 		if err != nil {
 			return results, err
 		}
@@ -194,11 +117,19 @@ func (a *Applier) Apply(ctx context.Context, data []byte, source string) ([]Resu
 	return results, nil
 }
 
+// noMatch words an object of a kind the server does not serve as kubectl does.
+func noMatch(o Object) error {
+	gvk := o.GroupVersionKind()
+	return fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q; ensure CRDs are installed first",
+		o.GetName(), o.GetNamespace(), o.Source, gvk.Kind, gvk.GroupVersion().String())
+}
+
 // lastApplied is the annotation kubectl keeps the applied manifest in, so
 // that the next apply knows which fields it owns (and may remove).
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-func (a *Applier) applyOne(ctx context.Context, o Object, mapping *meta.RESTMapping, source string) (Result, error) {
+func (a *Applier) applyOne(ctx context.Context, o Object, mapping *meta.RESTMapping) (Result, error) {
+	source := o.Source
 	gvr := mapping.Resource
 	var ri dynamic.ResourceInterface = a.client.Resource(gvr)
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -325,7 +256,7 @@ func invalidError(err error) error {
 // CheckKinds reports, in kubectl's words, the first object whose kind is
 // neither built into Kubernetes nor defined by a CustomResourceDefinition
 // among objs: what can be known of a manifest before a server is asked.
-func CheckKinds(objs []Object, source string) error {
+func CheckKinds(objs []Object) error {
 	defined := map[schema.GroupKind]bool{}
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" {
@@ -339,8 +270,7 @@ func CheckKinds(objs []Object, source string) error {
 		if scheme.Scheme.Recognizes(gvk) || defined[gvk.GroupKind()] || gvk.Kind == "CustomResourceDefinition" {
 			continue
 		}
-		return fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q; ensure CRDs are installed first",
-			o.GetName(), o.GetNamespace(), source, gvk.Kind, gvk.GroupVersion().String())
+		return noMatch(o)
 	}
 	return nil
 }

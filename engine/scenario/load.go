@@ -381,5 +381,5 @@ func checkManifest(manifest, source string) error {
 	if err != nil {
 		return err
 	}
-	return apply.CheckKinds(objs, source)
+	return apply.CheckKinds(objs)
 }
