@@ -1,8 +1,8 @@
 // Package engine runs podtrace's embedded cluster in one process: etcd and
 // the upstream control plane (controlplane: kube-apiserver,
 // kube-controller-manager, kube-scheduler, instrumented at their seams) and
-// one real kubelet per node (engine/node) on a CRI runtime behind
-// podtrace's interposer (engine/hooks/cri), every component talking to the API server over
+// one real kubelet per node on a CRI runtime behind podtrace's interposer
+// (engine/nodeset), every component talking to the API server over
 // loopback HTTPS with its own identity and reporting stage events to one Hub.
 package engine
 
@@ -19,13 +19,12 @@ import (
 
 	"github.com/podtrace/podtrace/engine/controlplane"
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
-	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/etcd"
-	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/engine/nodeset"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/engine/upstream"
 	"github.com/podtrace/podtrace/version"
@@ -55,9 +54,6 @@ type Config struct {
 	// (its crashLoopBackOff.maxContainerRestartPeriod); 0 keeps upstream's
 	// 5 minutes.
 	MaxContainerRestartPeriod time.Duration
-	// NewCRI builds a node's CRI runtime for the upstream kubelet; the
-	// simulated runtime (engine/cri/sim) when nil.
-	NewCRI func(n nodes.Spec, e *Engine, seed int64) (CRI, error)
 	// Containerd, when set, runs each node's real kubelet on real
 	// containers: a containerd of the node's own (its CRI plugin), started
 	// from Containerd, which the caller closes after the engine.
@@ -68,7 +64,7 @@ type Config struct {
 	PlainControlPlane bool
 	// Untraced runs every component without podtrace's seams: the control
 	// plane as PlainControlPlane does, and each kubelet straight on its
-	// runtime, with no CRI interposer (CRIHooks is empty): no stage events,
+	// runtime, with no CRI interposer (NodeSet.Hooks is empty): no stage events,
 	// faults or breakpoints anywhere. The baseline that measures what
 	// tracing costs a pod.
 	Untraced bool
@@ -84,9 +80,8 @@ type Engine struct {
 	*controlplane.ControlPlane
 	Hub    *trace.Hub
 	Tracer *trace.Tracer
-	// Nodes are the kubelets and CRIHooks their interposers, by node.
-	Nodes    []*node.Node
-	CRIHooks []*crihooks.Hooks
+	// NodeSet runs the kubelets and their interposers (engine/nodeset).
+	NodeSet *nodeset.Set
 	// DNS is the cluster's DNS server (CoreDNS, engine/upstream), nil
 	// where it cannot run; NoClusterDNS then says why.
 	DNS          *upstream.CoreDNS
@@ -99,7 +94,6 @@ type Engine struct {
 	speed           atomic.Uint64 // math.Float64bits of the runtime speed
 	cancel          context.CancelFunc
 	restoreMemLimit func()
-	sims            []*crisim.Runtime // the nodes' simulated runtimes, saved on Close
 	podCIDRs        map[string]string // each node's pod range, by name
 	dnsServers      []string          // the kubelets' clusterDNS
 	proxyOwner      string            // where kube-proxy's host tables are claimed (hostnet.go)
@@ -175,17 +169,20 @@ func (e *Engine) AdminClient() kubernetes.Interface {
 func (e *Engine) AdminRestConfig() *rest.Config { return e.AdminConfig() }
 
 // NodeCount returns how many nodes the engine runs.
-func (e *Engine) NodeCount() int { return len(e.Nodes) }
+func (e *Engine) NodeCount() int {
+	if e.NodeSet == nil {
+		return 0
+	}
+	return e.NodeSet.Len()
+}
 
 // Close stops every component, the API server and etcd.
 func (e *Engine) Close() error {
 	// Not every loop of an in-process kubelet ends with its context: the
 	// runtimes refuse new pods from here on, so none starts after the
 	// nodes' pods are removed.
-	for _, h := range e.CRIHooks {
-		if h != nil {
-			h.Stop()
-		}
+	if e.NodeSet != nil {
+		e.NodeSet.Stop()
 	}
 	e.cancel()
 	defer e.restoreMemLimit()
@@ -197,8 +194,8 @@ func (e *Engine) Close() error {
 	} else if e.proxyOwner != "" {
 		upstream.ReleaseKubeProxyTables(e.proxyOwner)
 	}
-	for _, s := range e.sims {
-		_ = s.Shutdown(context.Background()) // saves the records a restart on the data dir finds
+	if e.NodeSet != nil {
+		e.NodeSet.Shutdown(context.Background()) // saves the records a restart on the data dir finds
 	}
 	if e.ControlPlane != nil {
 		return e.ControlPlane.Close()

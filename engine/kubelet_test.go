@@ -76,7 +76,8 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 	// The node advertises where its kubelet listens, and kube-apiserver's
 	// proxy reaches it there by name. (10250 is the first kubelet's of a
 	// process on its node IP: e2e/kubectl checks it on podtrace serve.)
-	port := e.Nodes[0].Port
+	kubelet := e.NodeSet.Nodes()[0]
+	port := kubelet.Port
 	if p := n.Status.DaemonEndpoints.KubeletEndpoint.Port; int(p) != port {
 		t.Errorf("the node advertises its kubelet on port %d, it listens on %d", p, port)
 	}
@@ -84,7 +85,7 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 		t.Errorf("kube-apiserver's proxy to node-1:%d: %v", port, err)
 	}
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := insecure.Get(fmt.Sprintf("https://%s/pods", net.JoinHostPort(e.Nodes[0].Address, strconv.Itoa(e.Nodes[0].Port))))
+	resp, err := insecure.Get(fmt.Sprintf("https://%s/pods", net.JoinHostPort(kubelet.Address, strconv.Itoa(kubelet.Port))))
 	if err != nil {
 		t.Fatal(err)
 	}

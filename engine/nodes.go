@@ -4,36 +4,23 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"time"
 
-	oteltrace "go.opentelemetry.io/otel/trace"
-	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	internalapi "k8s.io/cri-api/pkg/apis"
-	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
 	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
-	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
-	crisim "github.com/podtrace/podtrace/engine/cri/sim"
-	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/identity"
-	"github.com/podtrace/podtrace/engine/node"
+	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/engine/nodeset"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/upstream"
 	"github.com/podtrace/podtrace/version"
 )
-
-// CRI is one node's container runtime as the kubelet sees it over CRI.
-type CRI struct {
-	Runtime internalapi.RuntimeService
-	Images  internalapi.ImageManagerService
-}
 
 // nodeIP gives node i (from 0) its InternalIP in the pod network namespace
 // (engine/podnet), made local there.
@@ -42,20 +29,9 @@ func nodeIP(i int) (net.IP, error) {
 	return ip, podnet.AddRange(ip.String() + "/32")
 }
 
-// startNodes starts one real kubelet per node, concurrently, each on its
-// runtime behind podtrace's CRI interposer.
+// startNodes starts one real kubelet per node (engine/nodeset), each on its
+// runtime behind podtrace's CRI interposer, and waits until they are Ready.
 func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
-	hostIP, err := utilnet.ResolveBindAddress(nil)
-	if err != nil {
-		hostIP = nil // the kubelet reports no InternalIP; its API is then unreachable
-	}
-	e.Nodes = make([]*node.Node, len(cfg.Nodes))
-	e.CRIHooks = make([]*crihooks.Hooks, len(cfg.Nodes))
-	var g errgroup.Group
-	var sims []*crisim.Runtime
-	if cfg.Containerd != nil {
-		cfg.Containerd.HandlePlugin(e.pluginHandler)
-	}
 	if cfg.Containerd != nil || podnet.Inside() {
 		// Pods get addresses from their node's range; on loopback twins
 		// (engine/cri/sim) they do not, and the Nodes keep none.
@@ -68,126 +44,46 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	runtimes := make([]CRI, len(cfg.Nodes))
-	tps := make([]oteltrace.TracerProvider, len(cfg.Nodes)) // the kubelets', shared with containerd's CRI clients
-	for i, n := range cfg.Nodes {
-		var hooks *crihooks.Hooks
-		switch {
-		case cfg.Containerd != nil:
-			if tps[i], err = node.TracerProvider(ctx, n.Name, tracing); err != nil {
-				return fmt.Errorf("node %s: %w", n.Name, err)
-			}
-			cn, err := cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, tps[i], e.podRoutes(cfg, i)...)
-			if err != nil {
-				return err
-			}
-			runtimes[i] = CRI{Runtime: cn.Runtime, Images: cn.Images}
-		case cfg.NewCRI != nil:
-			rt, err := cfg.NewCRI(n, e, cfg.Seed+int64(i))
-			if err != nil {
-				return fmt.Errorf("node %s: %w", n.Name, err)
-			}
-			runtimes[i] = rt
-		default:
-			simCfg := crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: cfg.Seed + int64(i),
-				Speed: e.Speed, StateFile: filepath.Join(e.DataDir, "runtime", n.Name+".json"),
-				Dir: filepath.Join(e.DataDir, "runtime", n.Name)}
-			// The runtime's own CRI spans, as containerd 2.x sends them
-			// (none without a tracing block).
-			if tracing != nil {
-				if simCfg.TracerProvider, err = node.NewTracerProvider(ctx, crisim.ServiceName, n.Name, tracing); err != nil {
-					return fmt.Errorf("node %s: %w", n.Name, err)
-				}
-			}
-			var sim *crisim.Runtime
-			if cfg.Untraced {
-				sim, err = crisim.New(simCfg)
-			} else {
-				hooks, sim, err = crihooks.NewSim(e.Tracer, simCfg)
-			}
-			if err != nil {
-				return fmt.Errorf("node %s: %w", n.Name, err)
-			}
-			sims = append(sims, sim)
-			go wait.UntilWithContext(ctx, func(ctx context.Context) { _ = sim.Save(ctx) }, 2*time.Second)
-			runtimes[i] = CRI{Runtime: sim, Images: sim}
-		}
-		if hooks == nil && !cfg.Untraced {
-			hooks = crihooks.New(e.Tracer, n.Name, runtimes[i].Runtime, runtimes[i].Images)
-		}
-		if hooks != nil {
-			runtimes[i] = CRI{Runtime: hooks.Runtime(), Images: hooks.Images()}
-		}
-		e.CRIHooks[i] = hooks
-	}
+	set := nodeset.Config{Nodes: cfg.Nodes, DataDir: e.DataDir, Tracer: e.Tracer, Seed: cfg.Seed, Speed: e.Speed,
+		KeepState: true, Containerd: cfg.Containerd, Routes: func(i int) []string { return e.podRoutes(cfg, i) },
+		Credentials: e.nodeCredentials(), ClusterDNS: e.dnsServers, MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod,
+		Tracing: tracing}
 	if cfg.Untraced {
-		e.CRIHooks = nil
+		set.Tracer = nil
 	}
-	for i, n := range cfg.Nodes {
-		g.Go(func() error {
-			kc, err := e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)")
-			if err != nil {
-				return err
-			}
-			ips := []net.IP{net.IPv4(127, 0, 0, 1)}
-			var ownIP net.IP
-			if podnet.Inside() {
-				if ownIP, err = nodeIP(i); err != nil {
-					return err
-				}
-				ips = append(ips, ownIP)
-			} else if hostIP != nil {
-				ips = append(ips, hostIP)
-			}
-			cert, err := e.PKI.IssueKubeletServing(n.Name, ips...)
-			if err != nil {
-				return err
-			}
-			e.Nodes[i], err = node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(e.DataDir, "kubelet", n.Name),
-				KubeConfig: kc, Runtime: runtimes[i].Runtime, Images: runtimes[i].Images, ServingCert: cert,
-				ClientCAFile: e.PKI.Path(pki.CACertFile), Tracker: e.tracker(i), OnEvent: e.onEvent(i),
-				MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod, NodeIP: ownIP, RealContainers: cfg.Containerd != nil,
-				ClusterDNS: e.dnsServers, Tracing: tracing, TracerProvider: tps[i]})
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if e.NodeSet, err = nodeset.Start(ctx, set); err != nil {
 		return err
-	}
-	e.sims = sims
-	if len(sims) > 0 && !cfg.Untraced {
-		go crihooks.RecheckOnFaults(ctx, e.Tracer, sims)
 	}
 	return e.waitNodesReady(ctx, len(cfg.Nodes))
 }
 
-// tracker is node i's seam in its kubelet's pod startup latency tracker
-// (nil without an interposer).
-func (e *Engine) tracker(i int) func(kubeletutil.PodStartupLatencyTracker) kubeletutil.PodStartupLatencyTracker {
-	if i >= len(e.CRIHooks) {
-		return nil
+// nodeCredentials gives each kubelet its identity in the cluster
+// (system:node:NAME) and a serving certificate from the cluster's CA for
+// its addresses: loopback, and its own address in the pod network
+// namespace or else the host's.
+func (e *Engine) nodeCredentials() func(i int, n nodes.Spec) (nodeset.Credentials, error) {
+	hostIP, err := utilnet.ResolveBindAddress(nil)
+	if err != nil {
+		hostIP = nil // the kubelet reports no InternalIP; its API is then unreachable
 	}
-	return e.CRIHooks[i].Tracker
-}
-
-// onEvent is node i's seam watching its kubelet's Events (nil without an
-// interposer).
-func (e *Engine) onEvent(i int) func(*v1.Event) {
-	if i >= len(e.CRIHooks) {
-		return nil
-	}
-	return e.CRIHooks[i].OnEvent
-}
-
-// pluginHandler is the interposer of node, which answers its containerd's
-// podtrace-cni; nil before the node starts.
-func (e *Engine) pluginHandler(node string) crictrd.PluginHandler {
-	for _, h := range e.CRIHooks {
-		if h != nil && h.NodeName() == node {
-			return h
+	return func(i int, n nodes.Spec) (nodeset.Credentials, error) {
+		c := nodeset.Credentials{ClientCAFile: e.PKI.Path(pki.CACertFile)}
+		var err error
+		if c.KubeConfig, err = e.RestConfig(identity.NodeUser(n.Name), "kubelet/"+version.Kubernetes+" (podtrace)"); err != nil {
+			return c, err
 		}
+		ips := []net.IP{net.IPv4(127, 0, 0, 1)}
+		if podnet.Inside() {
+			if c.NodeIP, err = nodeIP(i); err != nil {
+				return c, err
+			}
+			ips = append(ips, c.NodeIP)
+		} else if hostIP != nil {
+			ips = append(ips, hostIP)
+		}
+		c.ServingCert, err = e.PKI.IssueKubeletServing(n.Name, ips...)
+		return c, err
 	}
-	return nil
 }
 
 // nodeReadyTimeout bounds how long Start waits for the kubelets to

@@ -18,7 +18,6 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
-	"github.com/podtrace/podtrace/engine/scenario"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -172,13 +171,12 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	for _, f := range c.faults {
 		e.Tracer.Faults.Add(f)
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	go scenario.WatchNodeFaults(watchCtx, e) // kubelet:fail:node-not-ready takes its node NotReady
+	forwardCtx, stopForward := context.WithCancel(ctx)
 	if hostLn != nil {
-		go podnet.Forward(watchCtx, hostLn, cfg.APIAddress) // kubectl on the host reaches the API server inside
+		go podnet.Forward(forwardCtx, hostLn, cfg.APIAddress) // kubectl on the host reaches the API server inside
 	}
 	cleanup := func() {
-		stopWatch()
+		stopForward()
 		e.Close()
 		closeHost()
 		closeLog()

@@ -2,9 +2,9 @@
 // server: each node is a kubelet that registers its Node, renews its Lease
 // and runs the pods bound to it, with the same statuses, Events and stage
 // events as in the embedded engine — like kwok, but with every node-side
-// stage. Each is the real kubelet (engine/node) behind podtrace's CRI
-// interposer, on the simulated CRI runtime or on a containerd of the
-// node's own.
+// stage. Each is the real kubelet behind podtrace's CRI interposer, on the
+// simulated CRI runtime or on a containerd of the node's own
+// (engine/nodeset, as the embedded engine runs its nodes).
 package agent
 
 import (
@@ -13,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,10 +23,8 @@ import (
 	"k8s.io/utils/clock"
 
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
-	crisim "github.com/podtrace/podtrace/engine/cri/sim"
-	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
-	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/engine/nodeset"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/version"
 )
@@ -67,8 +63,8 @@ type Agent struct {
 	cfg    Config
 	rc     *rest.Config
 	client kubernetes.Interface
-	// Nodes are the kubelets, once started.
-	Nodes []*node.Node
+	// Nodes are the kubelets and their interposers, once started.
+	Nodes *nodeset.Set
 }
 
 // New checks cfg and builds one kubelet per node.
@@ -115,60 +111,34 @@ func (a *Agent) Start(ctx context.Context) error {
 	return a.startNodes(ctx)
 }
 
-// startNodes starts a real kubelet per node on its simulated CRI runtime,
-// behind an interposer that also reports the ready stage (the API server
-// is not podtrace's: no seam there sees the kubelet's status writes). Its
-// API, on loopback with a self-signed certificate as a kubelet makes one
-// without a serving certificate, answers only this machine.
+// startNodes starts a real kubelet per node (engine/nodeset), behind an
+// interposer that also reports the ready stage (the API server is not
+// podtrace's: no seam there sees the kubelet's status writes). Its API, on
+// loopback with a self-signed certificate as a kubelet makes one without a
+// serving certificate, answers only this machine.
 func (a *Agent) startNodes(ctx context.Context) error {
-	var sims []*crisim.Runtime
-	var hooks sync.Map // node → its *crihooks.Hooks
-	if a.cfg.Containerd != nil {
-		a.cfg.Containerd.HandlePlugin(func(node string) crictrd.PluginHandler {
-			if h, ok := hooks.Load(node); ok {
-				return h.(*crihooks.Hooks)
-			}
-			return nil
-		})
+	set, err := nodeset.Start(ctx, nodeset.Config{Nodes: a.cfg.Nodes, DataDir: a.cfg.DataDir, Tracer: a.cfg.Tracer,
+		Seed: a.cfg.Seed, Containerd: a.cfg.Containerd, Credentials: a.credentials, ReportReady: true,
+		ClusterDNS: a.cfg.ClusterDNS})
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
-	for i, n := range a.cfg.Nodes {
-		var h *crihooks.Hooks
-		if a.cfg.Containerd != nil {
-			cn, err := a.cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, nil)
-			if err != nil {
-				return fmt.Errorf("agent: %w", err)
-			}
-			h = crihooks.New(a.cfg.Tracer, n.Name, cn.Runtime, cn.Images)
-		} else {
-			var sim *crisim.Runtime
-			var err error
-			if h, sim, err = crihooks.NewSim(a.cfg.Tracer, crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: a.cfg.Seed + int64(i),
-				Dir: filepath.Join(a.cfg.DataDir, "runtime", n.Name)}); err != nil {
-				return fmt.Errorf("agent: node %s: %w", n.Name, err)
-			}
-			sims = append(sims, sim)
-		}
-		hooks.Store(n.Name, h)
-		h.ReportReady()
-		context.AfterFunc(ctx, h.Stop) // no pod starts once the agent stops
-		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(n.Name, []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
-		if err != nil {
-			return fmt.Errorf("agent: node %s: %w", n.Name, err)
-		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
-		if err != nil {
-			return fmt.Errorf("agent: node %s: %w", n.Name, err)
-		}
-		nd, err := node.Start(ctx, node.Config{Spec: n, Dir: filepath.Join(a.cfg.DataDir, "kubelet", n.Name), KubeConfig: a.rc,
-			Runtime: h.Runtime(), Images: h.Images(), ServingCert: cert, Tracker: h.Tracker, OnEvent: h.OnEvent,
-			RealContainers: a.cfg.Containerd != nil, ClusterDNS: a.cfg.ClusterDNS})
-		if err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
-		a.Nodes = append(a.Nodes, nd)
-	}
-	go crihooks.RecheckOnFaults(ctx, a.cfg.Tracer, sims)
+	a.Nodes = set
 	return nil
+}
+
+// credentials are node n's: the agent's client configuration and a
+// self-signed serving certificate for loopback.
+func (a *Agent) credentials(_ int, n nodes.Spec) (nodeset.Credentials, error) {
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(n.Name, []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
+	if err != nil {
+		return nodeset.Credentials{}, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nodeset.Credentials{}, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return nodeset.Credentials{KubeConfig: a.rc, ServingCert: cert}, nil
 }
 
 // Tracer returns the tracer the kubelets report to.

@@ -33,7 +33,6 @@ func startFor(t *testing.T, s *scenario.Scenario) *engine.Engine {
 		cancel()
 		t.Fatal(err)
 	}
-	go scenario.WatchNodeFaults(ctx, e)
 	t.Cleanup(func() { cancel(); e.Close() })
 	return e
 }
