@@ -118,6 +118,7 @@ func TestRunHeadless(t *testing.T) {
 
 	bad := []struct{ name, manifest, want string }{
 		{"malformed yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n", "error converting YAML to JSON: yaml: line 5"},
+		{"no kind", "apiVersion: v1\nmetadata:\n  name: x\n", "error validating data: kind not set\n"},
 		{"unknown kind", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", `no matches for kind "Widget" in version "example.com/v1"`},
 		{"missing containers", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: empty\nspec: {}\n", `The Pod "empty" is invalid: spec.containers: Required value`},
 		{"unknown field", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containerz: []\n", `strict decoding error: unknown field "spec.containerz"`},
