@@ -45,7 +45,7 @@ func newRunCmd(use string) *cobra.Command {
 		Use:   use + " [-f FILE|DIR]... [flags]",
 		Short: "Start the embedded cluster, apply manifests, and show each pod's stages",
 		Long: `Start the embedded cluster, apply the manifests -f names (files, directories,
-- for standard input; repeatable, as kubectl apply -f) and open the UI. With
+URLs, - for standard input; repeatable, as kubectl apply -f) and open the UI. With
 --headless, print stage events as JSON lines on stdout until every workload
 of the manifests is done, one fails, or --timeout passes. Done is kubectl's
 word: a Deployment, StatefulSet or DaemonSet once 'kubectl rollout status'
