@@ -26,7 +26,7 @@ func TestAttach(t *testing.T) {
 		// kubectl attach: the process's output from then on, until it exits.
 		name := "attach-" + suffix
 		k.ok("run", name, "--image=busybox", "--restart=Never", "--", "sh", "-c", "for i in $(seq 1 20); do echo tick $i; sleep 1; done")
-		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")
 		if out, errOut, err := k.run("attach", name); err != nil || !strings.Contains(out, "tick 20\n") {
 			t.Errorf("kubectl attach: %v, stdout %q, stderr %q; want the ticks up to 20", err, out, errOut)
 		}
@@ -38,7 +38,7 @@ func TestAttach(t *testing.T) {
 			{[]string{"attach", "missing-" + suffix},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
 			{[]string{"--context", "podtrace-viewer", "attach", name},
-				`pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/attach" in API group "" in the namespace "default"`},
+				`pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/attach" in API group "" in the namespace "` + k.ns + `"`},
 		} {
 			if got := k.fails(tc.args...); !strings.Contains(got, tc.want) {
 				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)

@@ -21,7 +21,7 @@ func TestExec(t *testing.T) {
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "exec-" + suffix
 		k.ok("run", name, "--image=busybox", "--env=MODE=debug", "--", "sleep", "infinity")
-		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")
 		for _, tc := range []struct {
 			stdin string
 			args  []string
@@ -30,7 +30,7 @@ func TestExec(t *testing.T) {
 			{"", []string{"exec", name, "--", "echo", "hi"}, "hi\n"},
 			{"", []string{"exec", name, "--", "sh", "-c", "echo $MODE on $HOSTNAME"}, "debug on " + name + "\n"},
 			// The service account volume, as the kubelet mounted it.
-			{"", []string{"exec", name, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace"}, "default"},
+			{"", []string{"exec", name, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace"}, k.ns},
 			{"x=$((6*7))\necho $x\n", []string{"exec", "-i", name, "--", "sh"}, "42\n"},
 		} {
 			out, errOut, err := k.input(tc.stdin, tc.args...)
@@ -44,9 +44,15 @@ func TestExec(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() != 3 || out != "" || !strings.Contains(errOut, "oops\ncommand terminated with exit code 3") {
 			t.Errorf("kubectl exec of a command that fails: %v, stdout %q, stderr %q; want exit status 3", err, out, errOut)
 		}
-		// A pod bound to a Node no kubelet runs, which advertises no address.
+		// A pod bound to a Node no kubelet runs, which advertises no address;
+		// the Node goes with the test, before other tests count the nodes.
 		ghost := "ghost-" + suffix
 		k.ok("apply", "-f", k.writeFile(ghost+".yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+ghost+"\n"))
+		t.Cleanup(func() {
+			if out, errOut, err := k.run("delete", "node", ghost); err != nil {
+				t.Errorf("delete node %s: %v\n%s%s", ghost, err, out, errOut)
+			}
+		})
 		k.ok("run", ghost, "--image=busybox", "--overrides", `{"spec":{"nodeName":"`+ghost+`"}}`, "--", "sleep", "infinity")
 		for _, tc := range []struct {
 			args []string
@@ -59,7 +65,7 @@ func TestExec(t *testing.T) {
 			{[]string{"exec", "missing-" + suffix, "--", "echo", "hi"},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
 			{[]string{"--context", "podtrace-viewer", "exec", name, "--", "echo", "hi"},
-				`Error from server (Forbidden): pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/exec" in API group "" in the namespace "default"`},
+				`Error from server (Forbidden): pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/exec" in API group "" in the namespace "` + k.ns + `"`},
 		} {
 			if got := k.fails(tc.args...); !strings.Contains(got, tc.want) {
 				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)
@@ -73,28 +79,29 @@ func TestExec(t *testing.T) {
 // what is typed and runs it, and its exit status ends kubectl.
 func TestExecTerminal(t *testing.T) {
 	tmuxtest.Need(t)
-	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
+	// One release after the other: tmuxtest numbers its sessions unguarded.
+	eachKubectlInTurn(t, func(t *testing.T, _ *cluster, k *kubectl, suffix string) {
 		name := "tty-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
-		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
-		tm := tmuxtest.Start(t, 100, 20, []string{"KUBECONFIG=" + c.e.Kubeconfig, "HOME=" + k.dir},
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")
+		tm := tmuxtest.Start(t, 100, 20, []string{"KUBECONFIG=" + k.kubeconfig, "HOME=" + k.dir},
 			tmuxtest.Quote(k.bin, "exec", "-it", name, "--", "sh")+`; echo "kubectl exited $?"; exec sleep 600`)
-		tm.WaitFor("the shell's prompt", 30*time.Second, tmuxtest.Has("/ #")) // tmux trims the space after it
+		tm.WaitFor("the shell's prompt", waitLong, tmuxtest.Has("/ #")) // tmux trims the space after it
 		tm.Keys("echo $((6*7)) from $HOSTNAME", "Enter")
-		tm.WaitFor("the command's output", 10*time.Second, tmuxtest.Has("/ # echo $((6*7)) from $HOSTNAME\n42 from "+name+"\n/ #"))
+		tm.WaitFor("the command's output", time.Minute, tmuxtest.Has("/ # echo $((6*7)) from $HOSTNAME\n42 from "+name+"\n/ #"))
 		tm.Keys("exit 5", "Enter")
-		tm.WaitFor("kubectl's exit", 10*time.Second, tmuxtest.Has("kubectl exited 5"))
+		tm.WaitFor("kubectl's exit", time.Minute, tmuxtest.Has("kubectl exited 5"))
 
 		// kubectl run -it: the container's own shell, on its terminal.
 		run := "run-tty-" + suffix
-		tm = tmuxtest.Start(t, 100, 20, []string{"KUBECONFIG=" + c.e.Kubeconfig, "HOME=" + k.dir},
+		tm = tmuxtest.Start(t, 100, 20, []string{"KUBECONFIG=" + k.kubeconfig, "HOME=" + k.dir},
 			tmuxtest.Quote(k.bin, "run", "-it", "--rm", "--restart=Never", "--image=busybox", run, "--", "sh")+`; echo "kubectl exited $?"; exec sleep 600`)
-		tm.WaitFor("kubectl's hint", 60*time.Second, tmuxtest.Has("If you don't see a command prompt, try pressing enter."))
+		tm.WaitFor("kubectl's hint", waitLong, tmuxtest.Has("If you don't see a command prompt, try pressing enter."))
 		tm.Keys("Enter")
-		tm.WaitFor("the shell's prompt", 10*time.Second, tmuxtest.Has("/ #"))
+		tm.WaitFor("the shell's prompt", time.Minute, tmuxtest.Has("/ #"))
 		tm.Keys("echo $((6*7))", "Enter")
-		tm.WaitFor("the command's output", 10*time.Second, tmuxtest.Has("\n42\n"))
+		tm.WaitFor("the command's output", time.Minute, tmuxtest.Has("\n42\n"))
 		tm.Keys("exit", "Enter")
-		tm.WaitFor("kubectl's exit", 30*time.Second, tmuxtest.Has("kubectl exited 0"))
+		tm.WaitFor("kubectl's exit", waitLong, tmuxtest.Has("kubectl exited 0"))
 	})
 }

@@ -1,6 +1,7 @@
 // Package kubectle2e drives podtrace's embedded cluster with the real
 // kubectl binaries — the newest and the oldest installed — and asserts on
-// what they print, as a user at a terminal would read it.
+// what they print, as a user at a terminal would read it. The tests share
+// one cluster; each release in each test works in a namespace of its own.
 package kubectle2e
 
 import (
@@ -17,9 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/internal/syncbuf"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -62,40 +67,85 @@ type cluster struct {
 	events []stages.Event
 }
 
-// eachKubectl starts a cluster on the real kubelet, as podtrace runs by
-// default, and runs test once per kubectl release, each in a subtest of its
-// own with that release's kubectl and a suffix ("133" for 1.33) that keeps
-// the release's objects apart. It skips in -short mode.
+// shared is the package's one cluster: the first test that needs it starts
+// it, every test then works in namespaces of its own on it, and TestMain
+// stops it once all have run (closeShared).
+var shared struct {
+	once  sync.Once
+	c     *cluster
+	err   error
+	close func()
+}
+
+// sharedCluster returns the package's cluster, started on first use.
+func sharedCluster(t *testing.T) *cluster {
+	t.Helper()
+	shared.once.Do(func() { shared.c, shared.close, shared.err = startCluster() })
+	if shared.err != nil {
+		t.Fatalf("start the cluster: %v", shared.err)
+	}
+	return shared.c
+}
+
+// closeShared stops the package's cluster if a test started it.
+func closeShared() {
+	if shared.close != nil {
+		shared.close()
+	}
+}
+
+// eachKubectl runs test once per kubectl release on the package's cluster,
+// the releases side by side, each in a subtest of its own with that
+// release's kubectl, in a namespace of its own (see namespace), and a
+// suffix ("133" for 1.33) that keeps the names of what it makes outside
+// namespaces (nodes, CRDs, users) apart. It skips in -short mode.
 func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
+	t.Helper()
+	forKubectls(t, true, test)
+}
+
+// eachKubectlInTurn is eachKubectl with one release after the other, for a
+// test that cannot share its machinery between two subtests at once.
+func eachKubectlInTurn(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
+	t.Helper()
+	forKubectls(t, false, test)
+}
+
+func forKubectls(t *testing.T, parallel bool, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
-	c := startCluster(t)
+	c := sharedCluster(t)
 	for _, v := range versions {
+		suffix := strings.ReplaceAll(v, ".", "")
+		ns := "e2e-" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test")) + "-" + suffix
 		t.Run("kubectl-"+v, func(t *testing.T) {
-			test(t, c, c.kubectl(t, v), strings.ReplaceAll(v, ".", ""))
+			if parallel {
+				t.Parallel()
+			}
+			test(t, c, c.namespace(t, v, ns), suffix)
 		})
 	}
 }
 
 // startCluster starts the whole engine (etcd, API server, controllers,
-// scheduler, 3 real kubelets) on the real clock, as `podtrace serve` does.
-func startCluster(t *testing.T) *cluster {
-	t.Helper()
+// scheduler, 3 real kubelets) on the real clock, as `podtrace serve` does,
+// and returns it with the function that stops it.
+func startCluster() (*cluster, func(), error) {
 	logs.To(io.Discard)
 	// Not t.TempDir: the real kubelets may still write under their root
 	// directories for a moment after Close, and its removal would fail.
 	dir, err := os.MkdirTemp("", "podtrace-kubectl-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
 	if err != nil {
 		cancel()
 		os.RemoveAll(dir)
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	c := &cluster{e: e}
 	sub := e.Hub.Subscribe()
@@ -106,8 +156,7 @@ func startCluster(t *testing.T) *cluster {
 			c.mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() { cancel(); e.Close(); os.RemoveAll(dir) })
-	return c
+	return c, func() { cancel(); e.Close(); os.RemoveAll(dir) }, nil
 }
 
 // stageEvents returns the recorded stage events that match.
@@ -124,19 +173,55 @@ func (c *cluster) stageEvents(match func(stages.Event) bool) []stages.Event {
 }
 
 // kubectl runs one kubectl release against the cluster, with its own HOME
-// so discovery and OpenAPI caches start empty.
+// so discovery and OpenAPI caches start empty, and its own kubeconfig,
+// whose contexts (the admin's and the viewer's) use namespace ns.
 type kubectl struct {
 	t       *testing.T
 	bin     string
 	version string
 	env     []string
 	dir     string
+	// kubeconfig is the file the contexts are in; ns is their namespace.
+	kubeconfig, ns string
 }
 
-func (c *cluster) kubectl(t *testing.T, version string) *kubectl {
-	home := t.TempDir()
-	return &kubectl{t: t, bin: kubectlBinary(t, version), version: version, dir: home,
-		env: append(os.Environ(), "KUBECONFIG="+c.e.Kubeconfig, "HOME="+home)}
+// namespace makes namespace ns for the test and returns a kubectl release
+// working in it; the namespace goes when the test ends. The viewer may read
+// it as podtrace lets it read "default" (engine/controlplane's bootstrap):
+// with upstream's "view" ClusterRole.
+func (c *cluster) namespace(t *testing.T, version, ns string) *kubectl {
+	t.Helper()
+	k := &kubectl{t: t, bin: kubectlBinary(t, version), version: version, dir: t.TempDir(), ns: ns}
+	cfg, err := clientcmd.LoadFromFile(c.e.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ctx := range cfg.Contexts {
+		ctx.Namespace = ns
+	}
+	k.kubeconfig = filepath.Join(k.dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, k.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	k.env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig, "HOME="+k.dir)
+	k.ok("create", "namespace", ns)
+	t.Cleanup(func() {
+		if out, errOut, err := k.run("delete", "namespace", ns, "--wait=false"); err != nil {
+			t.Errorf("delete namespace %s: %v\n%s%s", ns, err, out, errOut)
+		}
+	})
+	k.ok("create", "rolebinding", "podtrace-viewer", "--clusterrole=view", "--user="+pki.ViewerUser)
+	// Pods need the namespace's default ServiceAccount, which its
+	// controller makes, and the viewer's binding to be in force.
+	eventually(t, "namespace "+ns+" ready for pods and the viewer", waitLong, func() (bool, string) {
+		sa, errOut, err := k.run("get", "serviceaccount", "default", "-o", "name")
+		if err != nil {
+			return false, sa + errOut
+		}
+		can, errOut, _ := k.run("--context", pki.ViewerContext, "auth", "can-i", "list", "pods")
+		return strings.TrimSpace(can) == "yes", sa + can + errOut
+	})
+	return k
 }
 
 // run runs kubectl with args and returns stdout, stderr and the error.
@@ -145,7 +230,7 @@ func (k *kubectl) run(args ...string) (string, string, error) { return k.input("
 // input runs kubectl with args and stdin as its input, and returns
 // stdout, stderr and the error.
 func (k *kubectl) input(stdin string, args ...string) (string, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k.bin, args...)
 	cmd.Env, cmd.Dir, cmd.Stdin = k.env, k.dir, strings.NewReader(stdin)
@@ -215,32 +300,31 @@ func (s *stream) exited() bool {
 // waitOutput waits until stdout satisfies cond.
 func (s *stream) waitOutput(t *testing.T, what string, timeout time.Duration, cond func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		out := s.out.String()
-		if cond(out) {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; stdout:\n%s\nstderr:\n%s", timeout, what, out, s.errOut.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var out string
+	eventually(t, what, timeout, func() (bool, string) {
+		out = s.out.String()
+		return cond(out), "stdout:\n" + out + "\nstderr:\n" + s.errOut.String()
+	})
+	return out
 }
 
-// eventually polls cond until it holds or the timeout passes.
+// waitLong is how long a test waits for the cluster to do what it was
+// asked: minutes, as the package shares 2 cores with the other packages'
+// tests in CI.
+const waitLong = 3 * time.Minute
+
+// eventually polls cond until it holds, and fails the test with what cond
+// last saw once timeout has passed.
 func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last seen:\n%s", timeout, what, last)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %v waiting for %s; last seen:\n%s", timeout, what, last)
 	}
 }
 
@@ -294,19 +378,19 @@ func (k *kubectl) getThroughForward(t *testing.T, pod string) (*stream, []byte) 
 	t.Helper()
 	s := k.start("port-forward", "pod/"+pod, ":80")
 	t.Cleanup(s.stop)
-	out := s.waitOutput(t, "Forwarding from", 30*time.Second, func(out string) bool {
+	out := s.waitOutput(t, "Forwarding from", waitLong, func(out string) bool {
 		return strings.Contains(out, "Forwarding from 127.0.0.1:")
 	})
 	port := regexp.MustCompile(`127\.0\.0\.1:(\d+) -> 80`).FindStringSubmatch(out)
 	if port == nil {
 		t.Fatalf("no local port in %q", out)
 	}
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port[1], 5*time.Second)
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port[1], time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	_ = conn.SetDeadline(time.Now().Add(time.Minute))
 	_, _ = conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
 	b, _ := io.ReadAll(conn)
 	return s, b

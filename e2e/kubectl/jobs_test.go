@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // jobYAML is a Job of completions pods (parallelism 2) that each log a line
@@ -51,7 +50,7 @@ func testCreateJob(t *testing.T, k *kubectl, name string) {
 	if got := strings.Join(rows[0], "|"); got != "NAME|STATUS|COMPLETIONS|DURATION|AGE" {
 		t.Fatalf("get jobs header = %q", got)
 	}
-	if out := k.ok("wait", "--for=condition=complete", "job/"+name, "--timeout=60s"); out != "job.batch/"+name+" condition met\n" {
+	if out := k.ok("wait", "--for=condition=complete", "job/"+name, "--timeout=3m"); out != "job.batch/"+name+" condition met\n" {
 		t.Fatalf("wait = %q", out)
 	}
 	row := rowFor(tableRows(k.ok("get", "job", name, "-o", "wide")), 0, name)
@@ -74,7 +73,7 @@ func testCreateJob(t *testing.T, k *kubectl, name string) {
 		t.Errorf("logs job/%s = %q", name, out)
 	}
 	k.ok("delete", "job", name)
-	eventually(t, "the job's pods deleted", 30*time.Second, func() (bool, string) {
+	eventually(t, "the job's pods deleted", waitLong, func() (bool, string) {
 		out := k.ok("get", "pods", "-l", "job-name="+name, "-o", "name")
 		return out == "", out
 	})
@@ -85,8 +84,8 @@ func testAppliedJobs(t *testing.T, k *kubectl, good, broken string) {
 	if out := k.ok("apply", "-f", f); out != "job.batch/"+good+" created\njob.batch/"+broken+" created\n" {
 		t.Fatalf("apply = %q", out)
 	}
-	k.ok("wait", "--for=condition=complete", "job/"+good, "--timeout=60s")
-	k.ok("wait", "--for=condition=failed", "job/"+broken, "--timeout=60s")
+	k.ok("wait", "--for=condition=complete", "job/"+good, "--timeout=3m")
+	k.ok("wait", "--for=condition=failed", "job/"+broken, "--timeout=3m")
 	rows := tableRows(k.ok("get", "jobs"))
 	if r := rowFor(rows, 0, good); len(r) != 5 || r[1] != "Complete" || r[2] != "3/3" {
 		t.Errorf("get jobs row %q", r)

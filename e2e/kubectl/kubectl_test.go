@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -31,8 +30,8 @@ spec:
 `, name, image, replicas)
 }
 
-// TestKubectl runs every case of issue 6 with each kubectl release against
-// one cluster; each release works on its own objects (web-133, web-127, ...).
+// TestKubectl runs every case of issue 6 with each kubectl release, side by
+// side in namespaces of their own on the package's cluster.
 func TestKubectl(t *testing.T) {
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		web := "web-" + suffix
@@ -118,13 +117,13 @@ func testApplyCreate(t *testing.T, c *cluster, k *kubectl, web string) {
 	if out := k.ok("apply", "-f", f); strings.TrimSpace(out) != "deployment.apps/"+web+" created" {
 		t.Errorf("kubectl apply = %q, want deployment.apps/%s created", out, web)
 	}
-	out := k.ok("rollout", "status", "deployment/"+web, "--timeout=90s")
+	out := k.ok("rollout", "status", "deployment/"+web, "--timeout=3m")
 	if !strings.Contains(out, `deployment "`+web+`" successfully rolled out`) {
 		t.Errorf("rollout status:\n%s", out)
 	}
 	// The request appears in the Deployment's lane with who made it and with what.
 	evs := c.stageEvents(func(e stages.Event) bool {
-		return e.Kind == stages.KindDeployment && e.Pod == web && e.Stage == stages.Authn && e.Verb == "create"
+		return e.Kind == stages.KindDeployment && e.Namespace == k.ns && e.Pod == web && e.Stage == stages.Authn && e.Verb == "create"
 	})
 	if len(evs) == 0 {
 		t.Fatalf("no authn stage event for the create of deployment %s", web)
@@ -170,7 +169,7 @@ func testGet(t *testing.T, k *kubectl, web string) {
 	if got := strings.Join(rows[0], "|"); got != "NAMESPACE|NAME|READY|UP-TO-DATE|AVAILABLE|AGE|CONTAINERS|IMAGES|SELECTOR" {
 		t.Errorf("get deploy -A -o wide header = %q", got)
 	}
-	if r := rowFor(rows, 1, web); len(r) != 9 || r[0] != "default" || r[2] != "2/2" || r[3] != "2" || r[4] != "2" ||
+	if r := rowFor(rows, 1, web); len(r) != 9 || r[0] != k.ns || r[2] != "2/2" || r[3] != "2" || r[4] != "2" ||
 		r[6] != "web" || r[7] != "nginx:1.27" || r[8] != "app="+web {
 		t.Errorf("deployment row %q", r)
 	}
@@ -216,7 +215,7 @@ func testGet(t *testing.T, k *kubectl, web string) {
 	if !hasRow(rows, func(r []string) bool {
 		// SOURCE is kube-scheduler's reporting controller and instance
 		// ("default-scheduler, default-scheduler-<host>").
-		return len(r) >= 8 && r[2] == "Scheduled" && strings.HasPrefix(r[4], "default-scheduler") && strings.HasPrefix(r[5], "Successfully assigned default/"+web+"-")
+		return len(r) >= 8 && r[2] == "Scheduled" && strings.HasPrefix(r[4], "default-scheduler") && strings.HasPrefix(r[5], "Successfully assigned "+k.ns+"/"+web+"-")
 	}) {
 		t.Errorf("get events -o wide has no Scheduled row for %s:\n%q", web, rows)
 	}
@@ -276,11 +275,11 @@ func hasRow(rows [][]string, match func([]string) bool) bool {
 // until it is Running.
 func testWatchScale(t *testing.T, c *cluster, k *kubectl, web string) {
 	w := k.start("get", "pods", "-l", "app="+web, "-w")
-	w.waitOutput(t, "the initial pods", 30*time.Second, func(s string) bool { return strings.Count(s, "Running") >= 2 })
+	w.waitOutput(t, "the initial pods", waitLong, func(s string) bool { return strings.Count(s, "Running") >= 2 })
 	if out := strings.TrimSpace(k.ok("scale", "deployment/"+web, "--replicas=3")); out != "deployment.apps/"+web+" scaled" {
 		t.Errorf("kubectl scale = %q", out)
 	}
-	out := w.waitOutput(t, "a third pod Running in the watch", 90*time.Second, func(s string) bool {
+	out := w.waitOutput(t, "a third pod Running in the watch", waitLong, func(s string) bool {
 		return strings.Count(s, "Running") >= 3
 	})
 	if w.exited() {
@@ -315,10 +314,10 @@ func testWatchScale(t *testing.T, c *cluster, k *kubectl, web string) {
 	// kubectl scale writes the scale subresource: the Deployment's lane shows
 	// who asked and the new replica count.
 	authn := c.stageEvents(func(e stages.Event) bool {
-		return e.Kind == stages.KindDeployment && e.Pod == web && e.Stage == stages.Authn && e.Verb == "patch" && e.Status == stages.Succeeded
+		return e.Kind == stages.KindDeployment && e.Namespace == k.ns && e.Pod == web && e.Stage == stages.Authn && e.Verb == "patch" && e.Status == stages.Succeeded
 	})
 	persist := c.stageEvents(func(e stages.Event) bool {
-		return e.Kind == stages.KindDeployment && e.Pod == web && e.Stage == stages.Persist && e.Reason == "Scaled" && e.Status == stages.Succeeded
+		return e.Kind == stages.KindDeployment && e.Namespace == k.ns && e.Pod == web && e.Stage == stages.Persist && e.Reason == "Scaled" && e.Status == stages.Succeeded
 	})
 	if len(authn) != 1 || authn[0].User != "kubernetes-admin" || !strings.HasPrefix(authn[0].UserAgent, "kubectl") {
 		t.Errorf("kubectl scale: authn events %+v, want one by kubernetes-admin with kubectl", authn)
@@ -326,7 +325,7 @@ func testWatchScale(t *testing.T, c *cluster, k *kubectl, web string) {
 	if len(persist) != 1 || persist[0].Message != "spec.replicas set to 3" || persist[0].User != "kubernetes-admin" {
 		t.Errorf("kubectl scale: persist events %+v", persist)
 	}
-	eventually(t, "3/3 ready", 60*time.Second, func() (bool, string) {
+	eventually(t, "3/3 ready", waitLong, func() (bool, string) {
 		out := k.ok("get", "deploy", web)
 		return strings.Contains(out, " 3/3 "), out
 	})
@@ -339,10 +338,10 @@ func testApplyUpdate(t *testing.T, c *cluster, k *kubectl, web string) {
 	if out := strings.TrimSpace(k.ok("apply", "-f", f)); out != "deployment.apps/"+web+" configured" {
 		t.Errorf("kubectl apply (update) = %q", out)
 	}
-	if out := k.ok("rollout", "status", "deployment/"+web, "--timeout=120s"); !strings.Contains(out, `deployment "`+web+`" successfully rolled out`) {
+	if out := k.ok("rollout", "status", "deployment/"+web, "--timeout=3m"); !strings.Contains(out, `deployment "`+web+`" successfully rolled out`) {
 		t.Errorf("rollout status after update:\n%s", out)
 	}
-	eventually(t, "1 pod, on nginx:1.28", 90*time.Second, func() (bool, string) {
+	eventually(t, "1 pod, on nginx:1.28", waitLong, func() (bool, string) {
 		out := k.ok("get", "pods", "-l", "app="+web, "-o", "jsonpath={range .items[*]}{.spec.containers[0].image} {.status.phase}{\"\\n\"}{end}")
 		return strings.TrimSpace(out) == "nginx:1.28 Running", out
 	})
@@ -355,7 +354,7 @@ func testApplyUpdate(t *testing.T, c *cluster, k *kubectl, web string) {
 		t.Errorf("ReplicaSets desired %v, want 1 and 0", desired)
 	}
 	evs := c.stageEvents(func(e stages.Event) bool {
-		return e.Kind == stages.KindDeployment && e.Pod == web && e.Stage == stages.Authn && e.Verb == "patch"
+		return e.Kind == stages.KindDeployment && e.Namespace == k.ns && e.Pod == web && e.Stage == stages.Authn && e.Verb == "patch"
 	})
 	if len(evs) == 0 || evs[0].User != "kubernetes-admin" || !strings.HasPrefix(evs[0].UserAgent, "kubectl") {
 		t.Errorf("apply's patch of %s has no authn stage event with the admin and kubectl: %+v", web, evs)
@@ -366,7 +365,7 @@ func testCreateDeployment(t *testing.T, k *kubectl, name string) {
 	if out := strings.TrimSpace(k.ok("create", "deployment", name, "--image=nginx:1.27")); out != "deployment.apps/"+name+" created" {
 		t.Errorf("kubectl create deployment = %q", out)
 	}
-	k.ok("rollout", "status", "deployment/"+name, "--timeout=90s")
+	k.ok("rollout", "status", "deployment/"+name, "--timeout=3m")
 	if r := rowFor(tableRows(k.ok("get", "deploy", name)), 0, name); len(r) != 5 || r[1] != "1/1" {
 		t.Errorf("created deployment row %q", r)
 	}

@@ -9,5 +9,14 @@ import (
 
 // TestMain runs the end-to-end tests in a pod network namespace where one
 // can be made, as `podtrace` runs the real kubelet; kubectl, started from
-// here, shares it.
-func TestMain(m *testing.M) { enginetest.Main(podtracebin.Removing(m)) }
+// here, shares it. The cluster the tests share stops once they have run.
+func TestMain(m *testing.M) { enginetest.Main(podtracebin.Removing(stoppingShared{m})) }
+
+// stoppingShared runs the tests, then stops the cluster they shared.
+type stoppingShared struct{ m *testing.M }
+
+// Run runs the tests and stops the shared cluster.
+func (s stoppingShared) Run() int {
+	defer closeShared()
+	return s.m.Run()
+}

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -17,13 +16,13 @@ func testRunLogs(t *testing.T, c *cluster, k *kubectl, name string) {
 	if out != "pod/"+name+" created" {
 		t.Errorf("kubectl run = %q", out)
 	}
-	k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+	k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")
 	f := k.start("logs", "-f", name)
-	got := f.waitOutput(t, "the first line", 20*time.Second, func(s string) bool { return strings.Contains(s, "one\n") })
+	got := f.waitOutput(t, "the first line", waitLong, func(s string) bool { return strings.Contains(s, "one\n") })
 	if strings.Contains(got, "two") {
 		t.Logf("the second line was already written when logs -f started")
 	}
-	got = f.waitOutput(t, "the second line streamed by logs -f", 30*time.Second, func(s string) bool { return strings.Contains(s, "two\n") })
+	got = f.waitOutput(t, "the second line streamed by logs -f", waitLong, func(s string) bool { return strings.Contains(s, "two\n") })
 	if f.exited() {
 		t.Errorf("kubectl logs -f ended instead of following: %s", f.errOut.String())
 	}
@@ -38,7 +37,7 @@ func testRunLogs(t *testing.T, c *cluster, k *kubectl, name string) {
 		t.Errorf("kubectl logs --tail=1 = %q, want two", logs)
 	}
 	evs := c.stageEvents(func(e stages.Event) bool {
-		return e.Kind == stages.KindPod && e.Pod == name && e.Stage == stages.Authn && e.Verb == "create"
+		return e.Kind == stages.KindPod && e.Namespace == k.ns && e.Pod == name && e.Stage == stages.Authn && e.Verb == "create"
 	})
 	if len(evs) == 0 || evs[0].User != "kubernetes-admin" || !strings.Contains(evs[0].UserAgent, "v"+k.version+".") {
 		t.Errorf("kubectl run's create has no authn stage event with the admin and kubectl %s: %+v", k.version, evs)
@@ -47,13 +46,13 @@ func testRunLogs(t *testing.T, c *cluster, k *kubectl, name string) {
 
 func testDescribe(t *testing.T, k *kubectl, web, pod string) {
 	out := k.ok("describe", "pod", pod)
-	for key, want := range map[string]string{"Name:": pod, "Namespace:": "default", "Status:": "Running",
+	for key, want := range map[string]string{"Name:": pod, "Namespace:": k.ns, "Status:": "Running",
 		"Image:": "busybox", "State:": "Running", "Ready:": "True", "Restart Count:": "0"} {
 		if got := describeField(out, key); got != want {
 			t.Errorf("describe pod: %s %q, want %q", key, got, want)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^\s+Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned default/`+pod+` to node-\d$`).MatchString(out) ||
+	if !regexp.MustCompile(`(?m)^\s+Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned `+k.ns+`/`+pod+` to node-\d$`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^\s+Normal\s+Started\s+\S+\s+kubelet\s+`).MatchString(out) {
 		t.Errorf("describe pod lacks the Scheduled and Started events:\n%s", out)
 	}
@@ -73,7 +72,7 @@ func testDescribe(t *testing.T, k *kubectl, web, pod string) {
 		t.Errorf("describe node: Name %q", got)
 	}
 	if !regexp.MustCompile(`(?m)^\s+Ready\s+True\s`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^\s+default\s+`+pod+`\s`).MatchString(out) || !strings.Contains(out, "Allocated resources:") {
+		!regexp.MustCompile(`(?m)^\s+`+k.ns+`\s+`+pod+`\s`).MatchString(out) || !strings.Contains(out, "Allocated resources:") {
 		t.Errorf("describe node lacks the Ready condition, the pod or the allocation:\n%s", out)
 	}
 	// The node's pod range, which the pod's address comes from.
@@ -85,7 +84,7 @@ func testDescribe(t *testing.T, k *kubectl, web, pod string) {
 	// real kubelet 1.36 writes them without involvedObject.uid, so kubectl
 	// 1.27–1.33's describe node, which looks them up by uid, does not list
 	// them, as on any 1.36 cluster; kubectl get events does.
-	evs := k.ok("get", "events", "--field-selector", "involvedObject.kind=Node,involvedObject.name="+node)
+	evs := k.ok("get", "events", "-n", "default", "--field-selector", "involvedObject.kind=Node,involvedObject.name="+node)
 	if !regexp.MustCompile(`(?m)^\S+\s+Normal\s+Starting\s+node/` + node + `\s+Starting kubelet\.$`).MatchString(evs) {
 		t.Errorf("kubectl get events shows none of node %s's kubelet events:\n%s", node, evs)
 	}
@@ -122,10 +121,14 @@ func testAuth(t *testing.T, c *cluster, k *kubectl, name string) {
 		t.Errorf("viewer: auth can-i list pods -n kube-system = %q (err %v), want no", out, err)
 	}
 	if rows := tableRows(k.ok(append(viewer, "get", "pods")...)); len(rows) < 2 || rows[0][0] != "NAME" {
-		t.Errorf("viewer cannot read pods in default: %q", rows)
+		t.Errorf("viewer cannot read pods in %s: %q", k.ns, rows)
+	}
+	// podtrace's own grant: the viewer reads the default namespace.
+	if out := strings.TrimSpace(k.ok(append(viewer, "auth", "can-i", "list", "pods", "-n", "default")...)); out != "yes" {
+		t.Errorf("viewer: auth can-i list pods -n default = %q", out)
 	}
 	errOut := k.fails(append(viewer, "create", "deployment", name, "--image=nginx")...)
-	want := `error: failed to create deployment: deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "default"`
+	want := `error: failed to create deployment: deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "` + k.ns + `"`
 	if strings.TrimSpace(errOut) != want {
 		t.Errorf("viewer create deployment:\n got %q\nwant %q", strings.TrimSpace(errOut), want)
 	}
@@ -146,13 +149,13 @@ func testAuth(t *testing.T, c *cluster, k *kubectl, name string) {
 	}
 	f := k.writeFile(name+".yaml", deploymentYAML(name, "nginx:1.27", 1))
 	errOut = k.fails(append(viewer, "apply", "-f", f)...)
-	want = `Error from server (Forbidden): error when creating "` + f + `": deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "default"`
+	want = `Error from server (Forbidden): error when creating "` + f + `": deployments.apps is forbidden: User "viewer" cannot create resource "deployments" in API group "apps" in the namespace "` + k.ns + `"`
 	if strings.TrimSpace(errOut) != want {
 		t.Errorf("viewer apply:\n got %q\nwant %q", strings.TrimSpace(errOut), want)
 	}
 	// The refusal shows in the Deployment's lane: authz failed, for the viewer.
 	denied := c.stageEvents(func(e stages.Event) bool {
-		return e.Kind == stages.KindDeployment && e.Pod == name && e.Stage == stages.Authz && e.Status == stages.Failed
+		return e.Kind == stages.KindDeployment && e.Namespace == k.ns && e.Pod == name && e.Stage == stages.Authz && e.Status == stages.Failed
 	})
 	if len(denied) == 0 || denied[0].User != "viewer" || denied[0].Reason != "Forbidden" ||
 		!strings.Contains(denied[0].Message, `User "viewer" cannot create resource "deployments"`) {
@@ -203,23 +206,23 @@ func testFieldValidation(t *testing.T, k *kubectl, name string) {
 // testDelete deletes and waits: when kubectl returns, the object is gone.
 func testDelete(t *testing.T, k *kubectl, web, pod, created string) {
 	// The pod's shell ignores SIGTERM as PID 1: a short grace period keeps the test quick.
-	if out := strings.TrimSpace(k.ok("delete", "pod", pod, "--wait", "--grace-period=2", "--timeout=90s")); out != `pod "`+pod+`" deleted` {
+	if out := strings.TrimSpace(k.ok("delete", "pod", pod, "--wait", "--grace-period=2", "--timeout=3m")); out != `pod "`+pod+`" deleted` {
 		t.Errorf("kubectl delete pod = %q", out)
 	}
 	if errOut := strings.TrimSpace(k.fails("get", "pod", pod)); errOut != `Error from server (NotFound): pods "`+pod+`" not found` {
 		t.Errorf("pod still there after delete --wait: %q", errOut)
 	}
 	for _, d := range []string{web, created} {
-		if out := strings.TrimSpace(k.ok("delete", "deployment", d, "--wait", "--timeout=90s")); out != `deployment.apps "`+d+`" deleted` {
+		if out := strings.TrimSpace(k.ok("delete", "deployment", d, "--wait", "--timeout=3m")); out != `deployment.apps "`+d+`" deleted` {
 			t.Errorf("kubectl delete deployment = %q", out)
 		}
 		if errOut := strings.TrimSpace(k.fails("get", "deployment", d)); errOut != `Error from server (NotFound): deployments.apps "`+d+`" not found` {
 			t.Errorf("deployment still there after delete --wait: %q", errOut)
 		}
 	}
-	eventually(t, "the deployments' pods gone", 90*time.Second, func() (bool, string) {
+	eventually(t, "the deployments' pods gone", waitLong, func() (bool, string) {
 		out, errOut, _ := k.run("get", "pods", "-l", "app in ("+web+","+created+")")
-		return strings.TrimSpace(out) == "" && strings.Contains(errOut, "No resources found in default namespace."), out + errOut
+		return strings.TrimSpace(out) == "" && strings.Contains(errOut, "No resources found in "+k.ns+" namespace."), out + errOut
 	})
 }
 
@@ -238,7 +241,7 @@ spec:
   - name: app
     image: nginx:1.27
 `)
-	if out, errOut, err := k.run("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s"); err != nil {
+	if out, errOut, err := k.run("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m"); err != nil {
 		t.Fatalf("pod running as user 1000 not Ready: %v %s\n%s", err, errOut, k.ok("describe", "pod", name))
 	} else if out != "pod/"+name+" condition met\n" {
 		t.Errorf("wait = %q", out)

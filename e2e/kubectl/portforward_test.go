@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/engine/podnet"
 )
@@ -18,7 +17,7 @@ func TestPortForward(t *testing.T) {
 	eachKubectl(t, func(t *testing.T, c *cluster, k *kubectl, suffix string) {
 		name := "pf-" + suffix
 		k.ok("run", name, "--image=nginx", "--port=80")
-		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")
 		if _, b := k.getThroughForward(t, name); !strings.HasPrefix(string(b), "HTTP/1.0 200 OK") || !strings.HasSuffix(string(b), "ok\n") {
 			t.Errorf("read %q through the forward, want the pod's 200 ok", b)
 		}
@@ -30,7 +29,7 @@ func TestPortForward(t *testing.T) {
 			{[]string{"port-forward", "missing-" + suffix, "8080:80"},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
 			{[]string{"--context", "podtrace-viewer", "port-forward", name, ":80"},
-				`error: error upgrading connection: pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/portforward" in API group "" in the namespace "default"`},
+				`error: error upgrading connection: pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/portforward" in API group "" in the namespace "` + k.ns + `"`},
 		} {
 			if got := k.fails(tc.args...); !strings.Contains(got, tc.want) {
 				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)
@@ -72,23 +71,19 @@ spec:
   selector: {app: ` + name + `}
   ports: [{port: 80}]
 `)
-	k.ok("rollout", "status", "deploy/"+name, "--timeout=60s")
+	k.ok("rollout", "status", "deploy/"+name, "--timeout=3m")
 	podIPs := strings.Fields(k.ok("get", "pods", "-l", "app="+name, "-o", "jsonpath={.items[*].status.podIP}"))
 	slices.Sort(podIPs)
-	var endpoints []string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		endpoints = strings.Fields(k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name="+name,
-			"-o", "jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}"))
+	if len(podIPs) != 2 {
+		t.Fatalf("service %s: pod IPs %v, want 2", name, podIPs)
+	}
+	eventually(t, "service "+name+"'s ready endpoints to be the pods' IPs "+strings.Join(podIPs, " "), waitLong, func() (bool, string) {
+		out := k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name="+name,
+			"-o", "jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}")
+		endpoints := strings.Fields(out)
 		slices.Sort(endpoints)
-		if len(podIPs) == 2 && slices.Equal(endpoints, podIPs) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if len(podIPs) != 2 || !slices.Equal(endpoints, podIPs) {
-		t.Fatalf("service %s: ready endpoints %v, want the pods' IPs %v", name, endpoints, podIPs)
-	}
+		return slices.Equal(endpoints, podIPs), out
+	})
 	for _, ip := range podIPs {
 		if !strings.HasPrefix(ip, "10.244.") {
 			t.Errorf("pod IP %s, want one of the nodes' pod CIDRs (10.244.0.0/16)", ip)

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/engine/podnet"
 )
@@ -54,7 +53,8 @@ spec:
 // pod by the Service's DNS name, its ClusterIP and its NodePort on a node's
 // address; once the only endpoint is not Ready, neither the ClusterIP nor
 // the NodePort connects, while the pod itself still answers on its own
-// address. kubectl get pods -A lists no pod podtrace does not run.
+// address. kubectl get pods -A lists no pod podtrace does not run: none
+// but the tests' own.
 func TestServiceRouting(t *testing.T) {
 	if !podnet.Inside() {
 		t.Skip("Services route only in the pod network namespace (Linux with user namespaces)")
@@ -69,8 +69,8 @@ func TestServiceRouting(t *testing.T) {
 		web, client := "routed-"+suffix, "client-"+suffix
 		k.ok("apply", "-f", k.writeFile(web+".yaml", routedYAML(web)))
 		k.ok("run", client, "--image=busybox:1.36", "--", "sleep", "infinity")
-		k.ok("wait", "--for=condition=Ready", "pod/"+client, "--timeout=60s")
-		k.ok("rollout", "status", "deployment/"+web, "--timeout=60s")
+		k.ok("wait", "--for=condition=Ready", "pod/"+client, "--timeout=3m")
+		k.ok("rollout", "status", "deployment/"+web, "--timeout=3m")
 
 		clusterIP := k.ok("get", "svc", web, "-o", "jsonpath={.spec.clusterIP}")
 		nodePort := k.ok("get", "svc", web, "-o", "jsonpath={.spec.ports[0].nodePort}")
@@ -78,7 +78,7 @@ func TestServiceRouting(t *testing.T) {
 		podIP := k.ok("get", "pods", "-l", "app="+web, "-o", "jsonpath={.items[0].status.podIP}")
 		podName := k.ok("get", "pods", "-l", "app="+web, "-o", "jsonpath={.items[0].metadata.name}")
 		urls := map[string]string{
-			"DNS name":  "http://" + web + ".default.svc.cluster.local",
+			"DNS name":  "http://" + web + "." + k.ns + ".svc.cluster.local",
 			"ClusterIP": "http://" + clusterIP,
 			"NodePort":  "http://" + nodeIP + ":" + nodePort,
 		}
@@ -86,20 +86,20 @@ func TestServiceRouting(t *testing.T) {
 			return k.run("exec", client, "--", "wget", "-qO-", "-T", "3", url)
 		}
 		for what, url := range urls {
-			eventually(t, what+" reaches the Ready pod", 30*time.Second, func() (bool, string) {
+			eventually(t, what+" reaches the Ready pod", waitLong, func() (bool, string) {
 				out, errOut, err := wget(url)
 				return err == nil && out == "ok\n", out + errOut
 			})
 		}
 
 		k.ok("exec", podName, "--", "rm", "/tmp/ready")
-		eventually(t, "the endpoint not Ready", 30*time.Second, func() (bool, string) {
+		eventually(t, "the endpoint not Ready", waitLong, func() (bool, string) {
 			out, _, _ := k.run("get", "endpointslices", "-l", "kubernetes.io/service-name="+web,
 				"-o", "jsonpath={.items[*].endpoints[*].conditions.ready}")
 			return out == "false", out
 		})
 		for what, url := range map[string]string{"ClusterIP": urls["ClusterIP"], "NodePort": urls["NodePort"]} {
-			eventually(t, what+" refused without a Ready endpoint", 30*time.Second, func() (bool, string) {
+			eventually(t, what+" refused without a Ready endpoint", waitLong, func() (bool, string) {
 				out, errOut, err := wget(url)
 				return err != nil && strings.Contains(errOut, "wget: can't connect to remote host") &&
 					strings.Contains(errOut, "Connection refused"), out + errOut
@@ -109,8 +109,10 @@ func TestServiceRouting(t *testing.T) {
 			t.Errorf("the not-Ready pod itself (%s): %q %s %v, want it still answering ok", podIP, out, errOut, err)
 		}
 
+		// The other tests' pods are in namespaces of their own (e2e-...).
 		for _, row := range tableRows(k.ok("get", "pods", "-A"))[1:] {
-			if row[0] != "default" || !(strings.HasPrefix(row[1], "routed-") || strings.HasPrefix(row[1], "client-")) {
+			if !strings.HasPrefix(row[0], "e2e-") ||
+				row[0] == k.ns && !(strings.HasPrefix(row[1], "routed-") || strings.HasPrefix(row[1], "client-")) {
 				t.Errorf("kubectl get pods -A lists a pod podtrace does not run: %q", row)
 			}
 		}

@@ -3,7 +3,6 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServerSideApply drives `kubectl apply --server-side` as a user would:
@@ -64,7 +63,7 @@ func testServerSideApply(t *testing.T, k *kubectl, name string) {
 			t.Errorf("get -o yaml --show-managed-fields lacks %q:\n%s", want, out)
 		}
 	}
-	eventually(t, "the deployment controller's status write recorded in managedFields", 30*time.Second, func() (bool, string) {
+	eventually(t, "the deployment controller's status write recorded in managedFields", waitLong, func() (bool, string) {
 		out := k.ok("get", "deployment", name, "-o", "yaml", "--show-managed-fields")
 		return strings.Contains(out, "    operation: Update\n") && strings.Contains(out, "    subresource: status\n"), out
 	})

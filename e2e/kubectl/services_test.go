@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
 )
@@ -58,13 +57,13 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	if got := strings.Join(rows[0], "|"); got != "NAME|TYPE|CLUSTER-IP|EXTERNAL-IP|PORT(S)|AGE" {
 		t.Fatalf("get svc header = %q", got)
 	}
-	if r := rowFor(rows, 0, "kubernetes"); len(r) != 6 || r[1] != "ClusterIP" || r[2] != "10.96.0.1" || r[3] != "<none>" || r[4] != "443/TCP" {
+	if r := rowFor(tableRows(k.ok("get", "svc", "-n", "default")), 0, "kubernetes"); len(r) != 6 || r[1] != "ClusterIP" || r[2] != "10.96.0.1" || r[3] != "<none>" || r[4] != "443/TCP" {
 		t.Errorf("kubernetes service row = %q", r)
 	}
 	// kube-apiserver's lease reconciler keeps its own endpoints, at its
 	// advertised address in the pod network namespace.
-	eventually(t, "endpoints of the kubernetes service", 30*time.Second, func() (bool, string) {
-		out, _, err := k.run("get", "endpoints", "kubernetes", "-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[?(@.name==\"https\")].port}")
+	eventually(t, "endpoints of the kubernetes service", waitLong, func() (bool, string) {
+		out, _, err := k.run("get", "endpoints", "kubernetes", "-n", "default", "-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[?(@.name==\"https\")].port}")
 		return err == nil && regexp.MustCompile(`^`+regexp.QuoteMeta(controlplane.AdvertiseAddress)+` \d+$`).MatchString(out), out
 	})
 	r := rowFor(rows, 0, web)
@@ -85,14 +84,14 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	}
 
 	// describe shows the Ready pods' IPs once the EndpointSlice controller has them.
-	k.ok("rollout", "status", "deployment/"+web, "--timeout=90s")
+	k.ok("rollout", "status", "deployment/"+web, "--timeout=3m")
 	podIPs := strings.Fields(k.ok("get", "pods", "-l", "app="+web, "-o", "jsonpath={.items[*].status.podIP}"))
 	for i := range podIPs {
 		podIPs[i] += ":80"
 	}
 	sort.Strings(podIPs)
 	var desc string
-	eventually(t, "describe svc to list both endpoints", 30*time.Second, func() (bool, string) {
+	eventually(t, "describe svc to list both endpoints", waitLong, func() (bool, string) {
 		desc = k.ok("describe", "svc", web)
 		eps := strings.Split(describeField(desc, "Endpoints:"), ",")
 		sort.Strings(eps)
@@ -143,7 +142,7 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	if out := k.ok("create", "-f", again); strings.TrimSpace(out) != "service/"+web+"-again created" {
 		t.Errorf("create with the released clusterIP = %q", out)
 	}
-	eventually(t, "the deleted service's EndpointSlices to go", 30*time.Second, func() (bool, string) {
+	eventually(t, "the deleted service's EndpointSlices to go", waitLong, func() (bool, string) {
 		out := k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name="+web, "-o", "name")
 		return strings.TrimSpace(out) == "", out
 	})

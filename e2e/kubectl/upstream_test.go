@@ -3,7 +3,6 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podtrace/podtrace/stages"
 )
@@ -37,7 +36,7 @@ spec:
     persistentVolumeClaim: {claimName: nothere}
 `)
 	want := `0/3 nodes are available: persistentvolumeclaim "nothere" not found.`
-	eventually(t, "FailedScheduling for the missing claim", 30*time.Second, func() (bool, string) {
+	eventually(t, "FailedScheduling for the missing claim", waitLong, func() (bool, string) {
 		out := k.ok("get", "events", "--field-selector", "involvedObject.name="+name)
 		return strings.Contains(out, want), out
 	})
@@ -48,11 +47,11 @@ spec:
 }
 
 func testImpersonation(t *testing.T, k *kubectl) {
-	// The viewer may read the default namespace (kubectl 1.27's auth whoami
+	// The viewer may read the test's namespace (kubectl 1.27's auth whoami
 	// asks for a selfsubjectreviews version 1.36 no longer serves).
 	k.ok("get", "pods", "--as=viewer")
 	errOut := k.fails("create", "configmap", "as-viewer", "--as=viewer")
-	want := `configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "default"`
+	want := `configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "` + k.ns + `"`
 	if !strings.Contains(errOut, want) {
 		t.Errorf("create --as=viewer: %q, want %q", errOut, want)
 	}
@@ -61,7 +60,7 @@ func testImpersonation(t *testing.T, k *kubectl) {
 func testEscalation(t *testing.T, k *kubectl, name string) {
 	k.ok("create", "role", name, "--verb=create,get", "--resource=rolebindings")
 	k.ok("create", "rolebinding", name, "--role="+name, "--user="+name)
-	eventually(t, "the binding to take effect", 10*time.Second, func() (bool, string) {
+	eventually(t, "the binding to take effect", waitLong, func() (bool, string) {
 		out, _, _ := k.run("auth", "can-i", "create", "rolebindings", "--as="+name)
 		return strings.TrimSpace(out) == "yes", out
 	})
@@ -106,19 +105,19 @@ spec:
           restartPolicy: Never
           containers: [{name: tick, image: busybox:1.36, command: ["sh", "-c", "echo tick; sleep 1"]}]
 `)
-	k.ok("rollout", "status", "statefulset/"+sts, "--timeout=90s")
-	k.ok("rollout", "status", "daemonset/"+ds, "--timeout=90s")
-	eventually(t, "a Job of the CronJob to complete", 90*time.Second, func() (bool, string) {
+	k.ok("rollout", "status", "statefulset/"+sts, "--timeout=3m")
+	k.ok("rollout", "status", "daemonset/"+ds, "--timeout=3m")
+	eventually(t, "a Job of the CronJob to complete", waitLong, func() (bool, string) {
 		out, _, _ := k.run("get", "jobs", "-o", "jsonpath={range .items[*]}{.metadata.ownerReferences[0].name} {.status.succeeded}{\"\\n\"}{end}")
 		return strings.Contains(out, cj+" 1"), out
 	})
 	for _, owner := range []struct{ kind, name, pod string }{
 		{stages.KindStatefulSet, sts, sts + "-0"}, {stages.KindDaemonSet, ds, ds + "-"}, {stages.KindCronJob, cj, cj + "-"}} {
-		if len(c.stageEvents(func(e stages.Event) bool { return e.Kind == owner.kind && e.Pod == owner.name })) == 0 {
+		if len(c.stageEvents(func(e stages.Event) bool { return e.Kind == owner.kind && e.Namespace == k.ns && e.Pod == owner.name })) == 0 {
 			t.Errorf("no lane events for %s %s", owner.kind, owner.name)
 		}
 		if len(c.stageEvents(func(e stages.Event) bool {
-			return e.Kind == stages.KindPod && strings.HasPrefix(e.Pod, owner.pod) && e.Stage == stages.Reconcile && e.Status == stages.Succeeded
+			return e.Kind == stages.KindPod && e.Namespace == k.ns && strings.HasPrefix(e.Pod, owner.pod) && e.Stage == stages.Reconcile && e.Status == stages.Succeeded
 		})) == 0 {
 			t.Errorf("no reconcile stage for the pods of %s %s", owner.kind, owner.name)
 		}
@@ -157,8 +156,8 @@ spec:
         properties:
           spec: {type: object, properties: {size: {type: integer}}}
 `)
-	k.ok("wait", "--for=condition=established", "crd/widgets."+group, "--timeout=30s")
-	eventually(t, "the custom resource to be applied", 20*time.Second, func() (bool, string) {
+	k.ok("wait", "--for=condition=established", "crd/widgets."+group, "--timeout=3m")
+	eventually(t, "the custom resource to be applied", waitLong, func() (bool, string) {
 		out, errOut, err := k.run("apply", "-f", k.writeFile("widget.yaml", "apiVersion: "+group+"/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n"))
 		return err == nil, out + errOut
 	})
