@@ -2,16 +2,12 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/nodes"
@@ -54,7 +50,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	if e.NodeSet, err = nodeset.Start(ctx, set); err != nil {
 		return err
 	}
-	return e.waitNodesReady(ctx, len(cfg.Nodes))
+	return e.WaitNodesReady(ctx)
 }
 
 // nodeCredentials gives each kubelet its identity in the cluster
@@ -90,45 +86,23 @@ func (e *Engine) nodeCredentials() func(i int, n nodes.Spec) (nodeset.Credential
 // register their Nodes and report Ready.
 const nodeReadyTimeout = 2 * time.Minute
 
-// schedulable reports whether node is Ready and the node lifecycle
-// controller has taken its node.kubernetes.io/not-ready taint away (the
-// kubelet registers with it).
-func schedulable(node *v1.Node) bool {
+// untainted reports whether the node lifecycle controller has taken node's
+// node.kubernetes.io/not-ready taint away (the kubelet registers with it).
+func untainted(node *v1.Node) bool {
 	for _, t := range node.Spec.Taints {
 		if t.Key == v1.TaintNodeNotReady {
 			return false
 		}
 	}
-	return nodeutil.IsNodeReady(node)
+	return true
 }
 
 // WaitNodesReady waits until every node of the engine is Ready and
-// schedulable again (after a fault on their readiness, a restart), for up
-// to two minutes or until ctx ends.
+// schedulable, with its pod range, as Start promises a running cluster
+// and again after a fault on their readiness or a restart, for up to two
+// minutes or until ctx ends.
 func (e *Engine) WaitNodesReady(ctx context.Context) error {
-	return e.waitNodesReady(ctx, e.NodeCount())
-}
-
-// waitNodesReady waits until n Nodes are Ready and schedulable, with their
-// pod ranges, as Start promises a running cluster.
-func (e *Engine) waitNodesReady(ctx context.Context, n int) error {
-	client := e.AdminClient()
-	ready := 0
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, nodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		ready = 0
-		for _, node := range l.Items {
-			if schedulable(&node) && hasPodCIDR(&node, e.podCIDRs) {
-				ready++
-			}
-		}
-		return ready >= n, nil
-	})
-	if err != nil {
-		return fmt.Errorf("nodes not Ready after %s (%d of %d): %w", nodeReadyTimeout, ready, n, err)
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, nodeReadyTimeout)
+	defer cancel()
+	return e.NodeSet.WaitReady(ctx, e.AdminClient(), func(n *v1.Node) bool { return untainted(n) && hasPodCIDR(n, e.podCIDRs) })
 }

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
-	nodeutil "k8s.io/kubernetes/pkg/util/node"
 	"k8s.io/utils/clock"
 
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
@@ -147,31 +146,13 @@ func (a *Agent) Tracer() *trace.Tracer { return a.cfg.Tracer }
 // Client returns the client the kubelets use.
 func (a *Agent) Client() kubernetes.Interface { return a.client }
 
-// WaitReady waits until every node of the agent reports Ready=True.
+// WaitReady waits until every node of the agent reports Ready=True, until
+// ctx ends.
 func (a *Agent) WaitReady(ctx context.Context) error {
-	want := map[string]bool{}
-	for _, n := range a.cfg.Nodes {
-		want[n.Name] = true
+	if a.Nodes == nil {
+		return errors.New("agent: not started")
 	}
-	for {
-		list, err := a.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err == nil {
-			ready := 0
-			for _, n := range list.Items {
-				if want[n.Name] && nodeutil.IsNodeReady(&n) {
-					ready++
-				}
-			}
-			if ready == len(want) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("nodes not Ready: %w", context.Cause(ctx))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return a.Nodes.WaitReady(ctx, a.client, nil)
 }
 
 func firstLine(err error) string {

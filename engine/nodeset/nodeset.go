@@ -109,7 +109,7 @@ func Start(ctx context.Context, cfg Config) (*Set, error) {
 	if cfg.Containerd != nil {
 		cfg.Containerd.HandlePlugin(s.pluginHandler)
 	}
-	runtimes := make([]runtime, len(cfg.Nodes))
+	runtimes := make([]nodeRuntime, len(cfg.Nodes))
 	for i := range cfg.Nodes {
 		rt, err := s.newRuntime(ctx, i)
 		if err != nil {
@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Set, error) {
 }
 
 // startKubelet starts node i's kubelet on rt.
-func (s *Set) startKubelet(ctx context.Context, i int, rt runtime) (*node.Node, error) {
+func (s *Set) startKubelet(ctx context.Context, i int, rt nodeRuntime) (*node.Node, error) {
 	n := s.cfg.Nodes[i]
 	cred, err := s.cfg.Credentials(i, n)
 	if err != nil {

@@ -14,9 +14,9 @@ import (
 	"github.com/podtrace/podtrace/engine/node"
 )
 
-// runtime is one node's container runtime as its kubelet sees it over CRI
+// nodeRuntime is one node's container runtime as its kubelet sees it over CRI
 // (behind the interposer, when there is one).
-type runtime struct {
+type nodeRuntime struct {
 	runtime internalapi.RuntimeService
 	images  internalapi.ImageManagerService
 	hooks   *crihooks.Hooks // nil without a Tracer
@@ -27,8 +27,8 @@ type runtime struct {
 
 // newRuntime builds node i's runtime, on containerd or simulated, behind a
 // new interposer when the set has a Tracer.
-func (s *Set) newRuntime(ctx context.Context, i int) (runtime, error) {
-	var rt runtime
+func (s *Set) newRuntime(ctx context.Context, i int) (nodeRuntime, error) {
+	var rt nodeRuntime
 	var err error
 	if s.cfg.Containerd != nil {
 		rt, err = s.containerd(ctx, i)
@@ -36,7 +36,7 @@ func (s *Set) newRuntime(ctx context.Context, i int) (runtime, error) {
 		rt, err = s.sim(ctx, i)
 	}
 	if err != nil {
-		return runtime{}, err
+		return nodeRuntime{}, err
 	}
 	if rt.hooks == nil && s.cfg.Tracer != nil {
 		rt.hooks = crihooks.New(s.cfg.Tracer, s.cfg.Nodes[i].Name, rt.runtime, rt.images)
@@ -55,11 +55,11 @@ func (s *Set) newRuntime(ctx context.Context, i int) (runtime, error) {
 
 // containerd starts node i's containerd (its CRI plugin), whose CRI client
 // shares the kubelet's tracer provider.
-func (s *Set) containerd(ctx context.Context, i int) (runtime, error) {
+func (s *Set) containerd(ctx context.Context, i int) (nodeRuntime, error) {
 	n := s.cfg.Nodes[i]
 	tp, err := node.TracerProvider(ctx, n.Name, s.cfg.Tracing)
 	if err != nil {
-		return runtime{}, errNode(n, err)
+		return nodeRuntime{}, errNode(n, err)
 	}
 	var routes []string
 	if s.cfg.Routes != nil {
@@ -67,14 +67,14 @@ func (s *Set) containerd(ctx context.Context, i int) (runtime, error) {
 	}
 	cn, err := s.cfg.Containerd.StartNode(ctx, n.Name, n.PodCIDR, tp, routes...)
 	if err != nil {
-		return runtime{}, err
+		return nodeRuntime{}, err
 	}
-	return runtime{runtime: cn.Runtime, images: cn.Images, tracerProvider: tp}, nil
+	return nodeRuntime{runtime: cn.Runtime, images: cn.Images, tracerProvider: tp}, nil
 }
 
 // sim builds node i's simulated runtime; with a Tracer, the interposer is
 // woven into it (crihooks.NewSim: its network, ports and health).
-func (s *Set) sim(ctx context.Context, i int) (runtime, error) {
+func (s *Set) sim(ctx context.Context, i int) (nodeRuntime, error) {
 	n := s.cfg.Nodes[i]
 	dir := filepath.Join(s.cfg.DataDir, "runtime")
 	cfg := crisim.Config{Node: n.Name, PodCIDR: n.PodCIDR, Seed: s.cfg.Seed + int64(i), Speed: s.cfg.Speed,
@@ -87,7 +87,7 @@ func (s *Set) sim(ctx context.Context, i int) (runtime, error) {
 	if s.cfg.Tracing != nil {
 		var err error
 		if cfg.TracerProvider, err = node.NewTracerProvider(ctx, crisim.ServiceName, n.Name, s.cfg.Tracing); err != nil {
-			return runtime{}, errNode(n, err)
+			return nodeRuntime{}, errNode(n, err)
 		}
 	}
 	var h *crihooks.Hooks
@@ -99,11 +99,11 @@ func (s *Set) sim(ctx context.Context, i int) (runtime, error) {
 		h, sim, err = crihooks.NewSim(s.cfg.Tracer, cfg)
 	}
 	if err != nil {
-		return runtime{}, errNode(n, err)
+		return nodeRuntime{}, errNode(n, err)
 	}
 	s.sims = append(s.sims, sim)
 	if s.cfg.KeepState {
 		go wait.UntilWithContext(ctx, func(ctx context.Context) { _ = sim.Save(ctx) }, 2*time.Second)
 	}
-	return runtime{runtime: sim, images: sim, hooks: h}, nil
+	return nodeRuntime{runtime: sim, images: sim, hooks: h}, nil
 }
