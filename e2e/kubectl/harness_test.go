@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podtrace/podtrace/engine"
@@ -26,6 +25,7 @@ import (
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -213,7 +213,7 @@ func (c *cluster) namespace(t *testing.T, version, ns string) *kubectl {
 	k.ok("create", "rolebinding", "podtrace-viewer", "--clusterrole=view", "--user="+pki.ViewerUser)
 	// Pods need the namespace's default ServiceAccount, which its
 	// controller makes, and the viewer's binding to be in force.
-	eventually(t, "namespace "+ns+" ready for pods and the viewer", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "namespace "+ns+" ready for pods and the viewer", poll, waitLong, func() (bool, string) {
 		sa, errOut, err := k.run("get", "serviceaccount", "default", "-o", "name")
 		if err != nil {
 			return false, sa + errOut
@@ -301,7 +301,7 @@ func (s *stream) exited() bool {
 func (s *stream) waitOutput(t *testing.T, what string, timeout time.Duration, cond func(string) bool) string {
 	t.Helper()
 	var out string
-	eventually(t, what, timeout, func() (bool, string) {
+	waittest.EventuallyEvery(t, what, poll, timeout, func() (bool, string) {
 		out = s.out.String()
 		return cond(out), "stdout:\n" + out + "\nstderr:\n" + s.errOut.String()
 	})
@@ -313,20 +313,8 @@ func (s *stream) waitOutput(t *testing.T, what string, timeout time.Duration, co
 // tests in CI.
 const waitLong = 3 * time.Minute
 
-// eventually polls cond until it holds, and fails the test with what cond
-// last saw once timeout has passed.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		var ok bool
-		ok, last = cond()
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out after %v waiting for %s; last seen:\n%s", timeout, what, last)
-	}
-}
+// poll is how often a wait asks kubectl again: each ask is a process.
+const poll = 250 * time.Millisecond
 
 // tableRows splits each line of a kubectl table into its cells: runs of two
 // or more spaces separate columns, single spaces stay inside a cell ("NOMINATED

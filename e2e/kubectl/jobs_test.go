@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // jobYAML is a Job of completions pods (parallelism 2) that each log a line
@@ -73,7 +75,7 @@ func testCreateJob(t *testing.T, k *kubectl, name string) {
 		t.Errorf("logs job/%s = %q", name, out)
 	}
 	k.ok("delete", "job", name)
-	eventually(t, "the job's pods deleted", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the job's pods deleted", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "pods", "-l", "job-name="+name, "-o", "name")
 		return out == "", out
 	})

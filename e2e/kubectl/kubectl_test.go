@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -325,7 +326,7 @@ func testWatchScale(t *testing.T, c *cluster, k *kubectl, web string) {
 	if len(persist) != 1 || persist[0].Message != "spec.replicas set to 3" || persist[0].User != "kubernetes-admin" {
 		t.Errorf("kubectl scale: persist events %+v", persist)
 	}
-	eventually(t, "3/3 ready", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "3/3 ready", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "deploy", web)
 		return strings.Contains(out, " 3/3 "), out
 	})
@@ -341,7 +342,7 @@ func testApplyUpdate(t *testing.T, c *cluster, k *kubectl, web string) {
 	if out := k.ok("rollout", "status", "deployment/"+web, "--timeout=3m"); !strings.Contains(out, `deployment "`+web+`" successfully rolled out`) {
 		t.Errorf("rollout status after update:\n%s", out)
 	}
-	eventually(t, "1 pod, on nginx:1.28", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "1 pod, on nginx:1.28", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "pods", "-l", "app="+web, "-o", "jsonpath={range .items[*]}{.spec.containers[0].image} {.status.phase}{\"\\n\"}{end}")
 		return strings.TrimSpace(out) == "nginx:1.28 Running", out
 	})

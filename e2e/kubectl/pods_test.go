@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -220,7 +221,7 @@ func testDelete(t *testing.T, k *kubectl, web, pod, created string) {
 			t.Errorf("deployment still there after delete --wait: %q", errOut)
 		}
 	}
-	eventually(t, "the deployments' pods gone", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the deployments' pods gone", poll, waitLong, func() (bool, string) {
 		out, errOut, _ := k.run("get", "pods", "-l", "app in ("+web+","+created+")")
 		return strings.TrimSpace(out) == "" && strings.Contains(errOut, "No resources found in "+k.ns+" namespace."), out + errOut
 	})

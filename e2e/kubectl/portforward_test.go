@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/podtrace/podtrace/engine/podnet"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestPortForward runs kubectl port-forward through the real kubelet to a
@@ -77,7 +78,7 @@ spec:
 	if len(podIPs) != 2 {
 		t.Fatalf("service %s: pod IPs %v, want 2", name, podIPs)
 	}
-	eventually(t, "service "+name+"'s ready endpoints to be the pods' IPs "+strings.Join(podIPs, " "), waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "service "+name+"'s ready endpoints to be the pods' IPs "+strings.Join(podIPs, " "), poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name="+name,
 			"-o", "jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}")
 		endpoints := strings.Fields(out)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/podtrace/podtrace/engine/podnet"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // routedYAML is a Deployment of one busybox pod serving on port 80 (the
@@ -86,20 +87,20 @@ func TestServiceRouting(t *testing.T) {
 			return k.run("exec", client, "--", "wget", "-qO-", "-T", "3", url)
 		}
 		for what, url := range urls {
-			eventually(t, what+" reaches the Ready pod", waitLong, func() (bool, string) {
+			waittest.EventuallyEvery(t, what+" reaches the Ready pod", poll, waitLong, func() (bool, string) {
 				out, errOut, err := wget(url)
 				return err == nil && out == "ok\n", out + errOut
 			})
 		}
 
 		k.ok("exec", podName, "--", "rm", "/tmp/ready")
-		eventually(t, "the endpoint not Ready", waitLong, func() (bool, string) {
+		waittest.EventuallyEvery(t, "the endpoint not Ready", poll, waitLong, func() (bool, string) {
 			out, _, _ := k.run("get", "endpointslices", "-l", "kubernetes.io/service-name="+web,
 				"-o", "jsonpath={.items[*].endpoints[*].conditions.ready}")
 			return out == "false", out
 		})
 		for what, url := range map[string]string{"ClusterIP": urls["ClusterIP"], "NodePort": urls["NodePort"]} {
-			eventually(t, what+" refused without a Ready endpoint", waitLong, func() (bool, string) {
+			waittest.EventuallyEvery(t, what+" refused without a Ready endpoint", poll, waitLong, func() (bool, string) {
 				out, errOut, err := wget(url)
 				return err != nil && strings.Contains(errOut, "wget: can't connect to remote host") &&
 					strings.Contains(errOut, "Connection refused"), out + errOut

@@ -12,6 +12,7 @@ import (
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestServeAndKubeconfig runs `podtrace serve` as a user would in a second
@@ -40,7 +41,7 @@ func TestServeAndKubeconfig(t *testing.T) {
 	})
 	export := regexp.MustCompile(`(?m)^export KUBECONFIG=(\S+)$`)
 	var kubeconfig string
-	eventually(t, "the export KUBECONFIG line", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the export KUBECONFIG line", poll, waitLong, func() (bool, string) {
 		if m := export.FindStringSubmatch(out.String()); m != nil {
 			kubeconfig = m[1]
 			return true, ""
@@ -59,7 +60,7 @@ func TestServeAndKubeconfig(t *testing.T) {
 	if got := strings.TrimSpace(k.ok("config", "get-contexts", "-o", "name")); got != "podtrace-admin\npodtrace-viewer" {
 		t.Errorf("contexts = %q", got)
 	}
-	eventually(t, "3 Ready nodes", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "3 Ready nodes", poll, waitLong, func() (bool, string) {
 		out, _, _ := k.run("get", "nodes", "--no-headers")
 		return strings.Count(out, " Ready ") == 3, out
 	})

@@ -3,6 +3,8 @@ package kubectle2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestServerSideApply drives `kubectl apply --server-side` as a user would:
@@ -63,7 +65,7 @@ func testServerSideApply(t *testing.T, k *kubectl, name string) {
 			t.Errorf("get -o yaml --show-managed-fields lacks %q:\n%s", want, out)
 		}
 	}
-	eventually(t, "the deployment controller's status write recorded in managedFields", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the deployment controller's status write recorded in managedFields", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "deployment", name, "-o", "yaml", "--show-managed-fields")
 		return strings.Contains(out, "    operation: Update\n") && strings.Contains(out, "    subresource: status\n"), out
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // serviceYAML is a ClusterIP Service selecting app=name on port 80.
@@ -62,7 +63,7 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	}
 	// kube-apiserver's lease reconciler keeps its own endpoints, at its
 	// advertised address in the pod network namespace.
-	eventually(t, "endpoints of the kubernetes service", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "endpoints of the kubernetes service", poll, waitLong, func() (bool, string) {
 		out, _, err := k.run("get", "endpoints", "kubernetes", "-n", "default", "-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[?(@.name==\"https\")].port}")
 		return err == nil && regexp.MustCompile(`^`+regexp.QuoteMeta(controlplane.AdvertiseAddress)+` \d+$`).MatchString(out), out
 	})
@@ -91,7 +92,7 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	}
 	sort.Strings(podIPs)
 	var desc string
-	eventually(t, "describe svc to list both endpoints", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "describe svc to list both endpoints", poll, waitLong, func() (bool, string) {
 		desc = k.ok("describe", "svc", web)
 		eps := strings.Split(describeField(desc, "Endpoints:"), ",")
 		sort.Strings(eps)
@@ -142,7 +143,7 @@ func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	if out := k.ok("create", "-f", again); strings.TrimSpace(out) != "service/"+web+"-again created" {
 		t.Errorf("create with the released clusterIP = %q", out)
 	}
-	eventually(t, "the deleted service's EndpointSlices to go", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the deleted service's EndpointSlices to go", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name="+web, "-o", "name")
 		return strings.TrimSpace(out) == "", out
 	})

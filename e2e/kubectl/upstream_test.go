@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -36,7 +37,7 @@ spec:
     persistentVolumeClaim: {claimName: nothere}
 `)
 	want := `0/3 nodes are available: persistentvolumeclaim "nothere" not found.`
-	eventually(t, "FailedScheduling for the missing claim", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "FailedScheduling for the missing claim", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "events", "--field-selector", "involvedObject.name="+name)
 		return strings.Contains(out, want), out
 	})
@@ -60,7 +61,7 @@ func testImpersonation(t *testing.T, k *kubectl) {
 func testEscalation(t *testing.T, k *kubectl, name string) {
 	k.ok("create", "role", name, "--verb=create,get", "--resource=rolebindings")
 	k.ok("create", "rolebinding", name, "--role="+name, "--user="+name)
-	eventually(t, "the binding to take effect", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the binding to take effect", poll, waitLong, func() (bool, string) {
 		out, _, _ := k.run("auth", "can-i", "create", "rolebindings", "--as="+name)
 		return strings.TrimSpace(out) == "yes", out
 	})
@@ -107,7 +108,7 @@ spec:
 `)
 	k.ok("rollout", "status", "statefulset/"+sts, "--timeout=3m")
 	k.ok("rollout", "status", "daemonset/"+ds, "--timeout=3m")
-	eventually(t, "a Job of the CronJob to complete", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "a Job of the CronJob to complete", poll, waitLong, func() (bool, string) {
 		out, _, _ := k.run("get", "jobs", "-o", "jsonpath={range .items[*]}{.metadata.ownerReferences[0].name} {.status.succeeded}{\"\\n\"}{end}")
 		return strings.Contains(out, cj+" 1"), out
 	})
@@ -157,7 +158,7 @@ spec:
           spec: {type: object, properties: {size: {type: integer}}}
 `)
 	k.ok("wait", "--for=condition=established", "crd/widgets."+group, "--timeout=3m")
-	eventually(t, "the custom resource to be applied", waitLong, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the custom resource to be applied", poll, waitLong, func() (bool, string) {
 		out, errOut, err := k.run("apply", "-f", k.writeFile("widget.yaml", "apiVersion: "+group+"/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n"))
 		return err == nil, out + errOut
 	})

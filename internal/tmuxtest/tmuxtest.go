@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // Need skips only when tmux is missing outside CI; in CI (.ci/run
@@ -92,17 +94,12 @@ func (t *Term) Keys(keys ...string) {
 // WaitFor polls the screen until ok holds, failing with the screen after timeout.
 func (t *Term) WaitFor(what string, timeout time.Duration, ok func(string) bool) string {
 	t.tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := t.Screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.tb.Fatalf("waiting %s for %s; screen:\n%s", timeout, what, s)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var s string
+	waittest.EventuallyEvery(t.tb, what, 50*time.Millisecond, timeout, func() (bool, string) {
+		s = t.Screen()
+		return ok(s), s
+	})
+	return s
 }
 
 // Has reports whether a screen holds every one of subs.
