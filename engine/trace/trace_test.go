@@ -8,6 +8,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -19,13 +20,10 @@ func newTracer() (*Tracer, *Recording) {
 
 func waitEvents(t *testing.T, rec *Recording, n int) []stages.Event {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(rec.Events()) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d events, want %d", len(rec.Events()), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waittest.EventuallyEvery(t, fmt.Sprintf("%d events", n), time.Millisecond, 5*time.Second, func() (bool, string) {
+		got := len(rec.Events())
+		return got >= n, fmt.Sprintf("%d events", got)
+	})
 	return rec.Events()
 }
 
@@ -191,16 +189,10 @@ func TestBreakpointStepAndContinue(t *testing.T) {
 	}()
 	waitHeld := func(stage stages.ID) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if h := tr.Breaks.Held(); len(h) == 1 && h[0].Pod == "d/a" && h[0].Stage == stage {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("pod not held before %s: %+v", stage, tr.Breaks.Held())
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waittest.EventuallyEvery(t, fmt.Sprintf("d/a held before %s", stage), time.Millisecond, 5*time.Second, func() (bool, string) {
+			h := tr.Breaks.Held()
+			return len(h) == 1 && h[0].Pod == "d/a" && h[0].Stage == stage, fmt.Sprintf("held: %+v", h)
+		})
 	}
 	waitHeld(stages.Sandbox)
 	tr.Breaks.Step("d/a")
@@ -230,9 +222,9 @@ func TestDelayIsShownWhileItLasts(t *testing.T) {
 	if evs[1].Status != stages.Waiting || evs[1].Reason != "Delay" {
 		t.Fatalf("delay not shown: %+v", evs[1])
 	}
-	for !clk.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
+	waittest.EventuallyEvery(t, "the delay to wait on the clock", time.Millisecond, time.Minute, func() (bool, string) {
+		return clk.HasWaiters(), ""
+	})
 	clk.Step(5 * time.Second)
 	<-done
 }
