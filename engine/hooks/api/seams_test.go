@@ -1,12 +1,14 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -149,11 +151,10 @@ func TestAdmissionBreakpointHoldsTheCreate(t *testing.T) {
 		answered <- code
 	}()
 	held := stages.Held{Pod: "team/held", Stage: stages.Admission}
-	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(s.tr.Breaks.Held(), held); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("held %v, want %v", s.tr.Breaks.Held(), held)
-		}
-	}
+	waittest.EventuallyEvery(t, fmt.Sprintf("%v held", held), time.Millisecond, 10*time.Second, func() (bool, string) {
+		h := s.tr.Breaks.Held()
+		return slices.Contains(h, held), fmt.Sprintf("held %v", h)
+	})
 	select {
 	case code := <-answered:
 		t.Fatalf("a held create was answered %d", code)

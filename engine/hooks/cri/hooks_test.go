@@ -14,6 +14,7 @@ import (
 
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -142,13 +143,9 @@ func TestBreakpointHoldsTheCall(t *testing.T) {
 	tr.Breaks.Set(stages.Breakpoint{Stage: stages.Create, Scope: stages.Scope{Pod: "default/held"}})
 	done := make(chan error, 1)
 	go func() { done <- startPod(context.Background(), h, "held", "nginx:1.27") }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(tr.Breaks.Held()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the pod was never held before create")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.EventuallyEvery(t, "the pod held before create", 10*time.Millisecond, 10*time.Second, func() (bool, string) {
+		return len(tr.Breaks.Held()) > 0, ""
+	})
 	if h := tr.Breaks.Held(); h[0] != (stages.Held{Pod: "default/held", Stage: stages.Create}) {
 		t.Fatalf("held %+v, want default/held before create", h)
 	}
