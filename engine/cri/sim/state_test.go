@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // A node keeps its pulled images across a restart, as containerd's content
@@ -89,18 +90,13 @@ func TestSaveKeepsEveryChange(t *testing.T) {
 		}
 	}
 	save()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	waittest.EventuallyEvery(t, "the container to exit by itself", 10*time.Millisecond, 10*time.Second, func() (bool, string) {
 		st, err := r.ContainerStatus(ctx, id, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the container did not exit by itself")
-		}
-	}
+		return st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED, st.GetStatus().GetState().String()
+	})
 	save()
 	if s := savedContainer(t, file, id); s.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || s.GetExitCode() != 3 {
 		t.Errorf("saved after its exit, the container is %s with exit code %d, want exited with 3", s.GetState(), s.GetExitCode())

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 func TestLatencyDeterministic(t *testing.T) {
@@ -100,17 +102,22 @@ func TestPullErrors(t *testing.T) {
 
 func waitState(t *testing.T, r *Runtime, id string, want State) ContainerStatus {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		st, err := r.ContainerStatus(context.Background(), id)
-		if err == nil && st.State == want {
-			return st
-		}
-		time.Sleep(time.Millisecond)
-	}
-	st, _ := r.ContainerStatus(context.Background(), id)
-	t.Fatalf("container %s: state %s, want %s", id, st.State, want)
+	var st ContainerStatus
+	waittest.EventuallyEvery(t, fmt.Sprintf("container %s %s", id, want), time.Millisecond, 10*time.Second, func() (bool, string) {
+		var err error
+		st, err = r.ContainerStatus(context.Background(), id)
+		return err == nil && st.State == want, fmt.Sprintf("state %s, err %v", st.State, err)
+	})
 	return st
+}
+
+// waitTimer waits until something waits on clk: a program's sleep, a grace
+// period.
+func waitTimer(t *testing.T, clk *testingclock.FakeClock) {
+	t.Helper()
+	waittest.EventuallyEvery(t, "a timer on the fake clock", time.Millisecond, time.Minute, func() (bool, string) {
+		return clk.HasWaiters(), ""
+	})
 }
 
 func TestContainerProgram(t *testing.T) {
@@ -133,9 +140,7 @@ func TestContainerProgram(t *testing.T) {
 	}
 	waitState(t, r, id, StateRunning)
 	// The program runs touch and echo before sleeping: wait for the timer.
-	for !clk.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
+	waitTimer(t, clk)
 	res, err := r.ExecSync(ctx, id, []string{"cat", "/tmp/healthy"}, time.Second)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("cat /tmp/healthy: %+v %v", res, err)
@@ -236,9 +241,7 @@ func TestContainerCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		for elapsed := time.Duration(0); elapsed < tc.d; elapsed += time.Second {
-			for !clk.HasWaiters() {
-				time.Sleep(time.Millisecond)
-			}
+			waitTimer(t, clk)
 			clk.Step(time.Second)
 		}
 		st := waitState(t, r, id, StateExited)
@@ -279,9 +282,7 @@ func TestStopContainer(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- r.StopContainer(ctx, sh, 30*time.Second) }()
 	for i := 0; i < 2; i++ { // the sleep program's timer and the grace timer
-		for !clk.HasWaiters() {
-			time.Sleep(time.Millisecond)
-		}
+		waitTimer(t, clk)
 		time.Sleep(5 * time.Millisecond)
 	}
 	clk.Step(30 * time.Second)
