@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/agent"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/source/stream"
@@ -69,7 +68,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 			return fmt.Errorf("--cluster-dns %q: want IP addresses", ip)
 		}
 	}
-	// The containerd hooks are the engine's; the agent takes them over.
+	// --runtime and --registry-mirror mean what they mean to the engine.
 	cf := clusterFlags{runtime: o.runtime, mirror: o.mirror}
 	cfg, contextName, _, err := restConfig(o.kube, agent.UserAgent)
 	if err != nil {
@@ -87,14 +86,13 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	defer closeLog()
-	hooks := engine.Config{}
-	closeHost, err := cf.realRuntime(ctx, dir, &hooks)
+	host, closeHost, err := cf.realRuntime(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer closeHost()
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Seed: o.seed,
-		Containerd: hooks.Containerd, DataDir: dir, ClusterDNS: o.clusterDNS})
+		Containerd: host, DataDir: dir, ClusterDNS: o.clusterDNS})
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,8 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		}
 		return nil, nil, err
 	}
-	closeHost, err := c.realRuntime(ctx, dir, &cfg)
+	var closeHost func()
+	cfg.Containerd, closeHost, err = c.realRuntime(ctx, dir)
 	if err != nil {
 		closeLog()
 		if tmp != "" {
@@ -190,34 +191,33 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 // realRuntime prepares --runtime containerd: real kubelets on real
 // containers, each node on a containerd of its own (its CRI plugin), with
 // podtrace's images in the loopback registry and --registry-mirror taking
-// every other pull. It sets cfg.Containerd; the returned func removes
-// every pod and stops the containerds.
-func (c *clusterFlags) realRuntime(ctx context.Context, dir string, cfg *engine.Config) (func(), error) {
+// every other pull. It returns the containerd host (nil for the simulated
+// runtime) and a func that removes every pod and stops the containerds.
+func (c *clusterFlags) realRuntime(ctx context.Context, dir string) (*crictrd.Host, func(), error) {
 	switch c.runtime {
 	case "", "sim":
 		if c.mirror != "" {
-			return nil, fmt.Errorf("--registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)")
+			return nil, nil, fmt.Errorf("--registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)")
 		}
 		if c.e2eImages {
-			return nil, fmt.Errorf("--e2e-images needs --runtime containerd (the simulated runtime runs no image's program)")
+			return nil, nil, fmt.Errorf("--e2e-images needs --runtime containerd (the simulated runtime runs no image's program)")
 		}
-		return func() {}, nil
+		return nil, func() {}, nil
 	case "containerd":
 	default:
-		return nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
+		return nil, nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
 	}
 	if c.mirror != "" {
 		u, err := url.Parse(c.mirror)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--registry-mirror %q: want an http or https URL, e.g. http://127.0.0.1:5000", c.mirror)
+			return nil, nil, fmt.Errorf("--registry-mirror %q: want an http or https URL, e.g. http://127.0.0.1:5000", c.mirror)
 		}
 	}
 	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: filepath.Join(dir, "containerd"), Mirror: c.mirror, E2EImages: c.e2eImages})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cfg.Containerd = h
-	return func() { _ = h.Close(context.WithoutCancel(ctx)) }, nil
+	return h, func() { _ = h.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 // logToFile sends the components' and libraries' logs to path: klog and
