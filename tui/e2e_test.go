@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/internal/tmuxtest"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestEndToEndInTmux runs the UI binary (on the simulated demo source) in a
@@ -51,11 +52,10 @@ func TestEndToEndInTmux(t *testing.T) {
 	tm.Keys("x")
 	waitFor("help closed", func(s string) bool { return !strings.Contains(s, "Press any key to close.") })
 	tm.Keys("q")
-	deadline := time.Now().Add(5 * time.Second)
-	for tm.Running() {
-		if time.Now().After(deadline) {
-			t.Fatalf("q did not quit; screen:\n%s", tm.Screen())
+	waittest.Eventually(t, "q to quit", 15*time.Second, func() (bool, string) {
+		if !tm.Running() {
+			return true, ""
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false, "still running; screen:\n" + tm.Screen()
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -49,14 +50,10 @@ func TestReplayDrawsTheSameLanesAsLive(t *testing.T) {
 	wall := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
 	m := New(src, Options{Now: func() time.Time { return wall }})
 	m.Update(winSize(120, 40))
-	deadline := time.Now().Add(5 * time.Second)
-	for !m.ended && time.Now().Before(deadline) {
+	waittest.EventuallyEvery(t, "the replay to end", time.Millisecond, 10*time.Second, func() (bool, string) {
 		m.Update(frameMsg(time.Now()))
-		time.Sleep(time.Millisecond)
-	}
-	if !m.ended {
-		t.Fatal("replay did not end")
-	}
+		return m.ended, ""
+	})
 	m.anchorEng = at(3000)
 	live, _, _ := fixture(120, 40, "dark")
 	// The lanes (body without header, tabs and events strip) must match the live fixture's.
