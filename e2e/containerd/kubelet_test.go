@@ -332,7 +332,7 @@ func (c *realCluster) waitClean(t *testing.T, limit time.Duration) {
 	var left []string
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
 		left = nil
-		for _, n := range c.Nodes {
+		for _, n := range c.NodeSet.Nodes() {
 			left = append(left, c.leftOn(t, n.Name)...)
 		}
 		if len(left) == 0 {

@@ -162,7 +162,7 @@ func TestServicesAndDNSOnContainerd(t *testing.T) {
 		c.fetchAll(t, "client-1", "http://web/", readyPods, false) // the search list
 	})
 	t.Run("nodeport", func(t *testing.T) {
-		for _, n := range c.Nodes {
+		for _, n := range c.NodeSet.Nodes() {
 			gw := c.host.Node(n.Name).Gateway.String()
 			c.fetchAll(t, "client-1", "http://"+net.JoinHostPort(gw, nodePort)+"/", readyPods, false)
 		}
