@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
 )
@@ -45,13 +47,10 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 	if s.Events() == nil || s.Faults() == nil || s.Clock() == nil {
 		t.Fatal("an attached source offers no events or controls")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for st := s.Status(); st.NodesReady != 2 || st.NodesTotal != 2 || st.Etcd != "healthy" || st.Runtime != "simulated"; st = s.Status() {
-		if time.Now().After(deadline) {
-			t.Fatalf("header facts never showed 2/2 Ready nodes, a healthy etcd and the simulated runtime: %+v", st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waittest.Eventually(t, "header facts of 2/2 Ready nodes, a healthy etcd and the simulated runtime", time.Minute, func() (bool, string) {
+		st := s.Status()
+		return st.NodesReady == 2 && st.NodesTotal == 2 && st.Etcd == "healthy" && st.Runtime == "simulated", fmt.Sprintf("%+v", st)
+	})
 	// The kubelets' own Events arrive as kubectl prints them.
 	var starting tui.K8sEvent
 	for starting.Reason != "Starting" {
