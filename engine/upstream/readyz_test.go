@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // With an external etcd, /readyz is kube-apiserver's own: it fails while
@@ -47,17 +49,10 @@ func TestReadyzFollowsAnExternalEtcd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var cp *controlplane.ControlPlane
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waittest.EventuallyEvery(t, "the control plane to start on the external etcd", 500*time.Millisecond, time.Minute, func() (bool, string) {
 		cp, err = controlplane.Start(ctx, controlplane.Config{DataDir: filepath.Join(dir, "podtrace"), EtcdEndpoints: []string{client}})
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+		return err == nil, fmt.Sprint(err)
+	})
 	defer cp.Close()
 	hc, err := rest.HTTPClientFor(cp.AdminConfig())
 	if err != nil {
@@ -75,17 +70,13 @@ func TestReadyzFollowsAnExternalEtcd(t *testing.T) {
 	}
 	waitReadyz := func(want int, what string) string {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			code, body := readyz()
-			if code == want {
-				return body
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("/readyz answered %d, want %d %s:\n%s", code, want, what, body)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+		var body string
+		waittest.EventuallyEvery(t, fmt.Sprintf("/readyz to answer %d %s", want, what), 250*time.Millisecond, 90*time.Second, func() (bool, string) {
+			var code int
+			code, body = readyz()
+			return code == want, fmt.Sprintf("%d\n%s", code, body)
+		})
+		return body
 	}
 	waitReadyz(200, "with etcd up")
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {

@@ -15,7 +15,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,6 +30,7 @@ import (
 	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/hooks/sched"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -214,15 +214,12 @@ func check(t *testing.T, err error) {
 	}
 }
 
-// eventually polls cond every 50 ms for up to 30 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
+// poll and waitLong are how often and how long the tests wait for the
+// scheduler: a minute, as CI's 2 cores are shared.
+const (
+	poll     = 50 * time.Millisecond
+	waitLong = time.Minute
+)
 
 func (env *schedEnv) nodeOf(t *testing.T, name string) string {
 	t.Helper()
@@ -234,7 +231,10 @@ func (env *schedEnv) nodeOf(t *testing.T, name string) string {
 func (env *schedEnv) waitBound(t *testing.T, name string) string {
 	t.Helper()
 	var node string
-	eventually(t, name+" to be bound", func() bool { node = env.nodeOf(t, name); return node != "" })
+	waittest.EventuallyEvery(t, name+" to be bound", poll, waitLong, func() (bool, string) {
+		node = env.nodeOf(t, name)
+		return node != "", "not bound to a node"
+	})
 	return node
 }
 
@@ -265,10 +265,10 @@ func (env *schedEnv) last(name string, stage stages.ID, status stages.Status) (s
 func (env *schedEnv) waitEvent(t *testing.T, name string, stage stages.ID, status stages.Status) stages.Event {
 	t.Helper()
 	var e stages.Event
-	eventually(t, fmt.Sprintf("%s %s %s", name, stage, status), func() bool {
+	waittest.EventuallyEvery(t, fmt.Sprintf("%s %s %s", name, stage, status), poll, waitLong, func() (bool, string) {
 		var ok bool
 		e, ok = env.last(name, stage, status)
-		return ok
+		return ok, ""
 	})
 	return e
 }
@@ -331,7 +331,10 @@ func (env *schedEnv) testUnschedulable(t *testing.T) {
 func (env *schedEnv) expectFailedScheduling(t *testing.T, name, msg, plugin string) {
 	t.Helper()
 	var got string
-	eventually(t, "FailedScheduling for "+name, func() bool { got = env.failedScheduling(t, name); return got != "" })
+	waittest.EventuallyEvery(t, "FailedScheduling for "+name, poll, waitLong, func() (bool, string) {
+		got = env.failedScheduling(t, name)
+		return got != "", ""
+	})
 	if got != msg {
 		t.Errorf("FailedScheduling message = %q, want %q", got, msg)
 	}
@@ -467,13 +470,14 @@ func (env *schedEnv) testBreakpoints(t *testing.T) {
 // waitHeld waits until the pod is held at a breakpoint before stage.
 func (env *schedEnv) waitHeld(t *testing.T, name string, stage stages.ID) {
 	t.Helper()
-	eventually(t, name+" to be held before "+string(stage), func() bool {
-		for _, h := range env.tr.Breaks.Held() {
+	waittest.EventuallyEvery(t, name+" to be held before "+string(stage), poll, waitLong, func() (bool, string) {
+		held := env.tr.Breaks.Held()
+		for _, h := range held {
 			if h.Pod == env.ns+"/"+name && h.Stage == stage {
-				return true
+				return true, ""
 			}
 		}
-		return false
+		return false, fmt.Sprintf("held: %+v", held)
 	})
 }
 
@@ -506,6 +510,12 @@ func (env *schedEnv) testForgets(t *testing.T) {
 	for _, name := range []string{"huge", "full", "deleted"} {
 		check(t, env.client.CoreV1().Pods(env.ns).Delete(ctx, name, metav1.DeleteOptions{}))
 	}
-	eventually(t, "the hooks to forget every pod", func() bool { return env.hooks.Tracked() == 0 })
-	eventually(t, "the hold to end", func() bool { return len(env.tr.Breaks.Held()) == 0 })
+	waittest.EventuallyEvery(t, "the hooks to forget every pod", poll, waitLong, func() (bool, string) {
+		n := env.hooks.Tracked()
+		return n == 0, fmt.Sprintf("%d pods tracked", n)
+	})
+	waittest.EventuallyEvery(t, "the hold to end", poll, waitLong, func() (bool, string) {
+		held := env.tr.Breaks.Held()
+		return len(held) == 0, fmt.Sprintf("held: %+v", held)
+	})
 }
