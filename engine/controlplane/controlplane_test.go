@@ -26,6 +26,7 @@ import (
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/pki"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
 )
@@ -58,20 +59,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// poll is how often a test asks again for what it waits for.
+const poll = 50 * time.Millisecond
+
 func admin(t *testing.T) kubernetes.Interface {
 	t.Helper()
 	return kubernetes.NewForConfigOrDie(cp.AdminConfig())
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func TestSecondStartOnSameDataDirFailsAtOnce(t *testing.T) {
@@ -95,9 +88,9 @@ func TestViewerContextIsReadOnly(t *testing.T) {
 	viewer := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
 	// RBAC reads bindings from an informer: the viewer's is a moment old.
-	waitFor(t, 10*time.Second, "the viewer to list pods", func() bool {
+	waittest.EventuallyEvery(t, "the viewer to list pods", poll, 30*time.Second, func() (bool, string) {
 		_, err := viewer.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-		return err == nil
+		return err == nil, fmt.Sprint(err)
 	})
 	_, err = viewer.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
 	want := `configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "default"`
@@ -148,10 +141,10 @@ func TestDeploymentStagesThroughUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pods []corev1.Pod
-	waitFor(t, 60*time.Second, "2 bound pods", func() bool {
+	waittest.EventuallyEvery(t, "2 pods bound to node-1", poll, 2*time.Minute, func() (bool, string) {
 		l, err := admin(t).CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		pods = l.Items
 		n := 0
@@ -160,17 +153,17 @@ func TestDeploymentStagesThroughUpstream(t *testing.T) {
 				n++
 			}
 		}
-		return n == 2
+		return n == 2, fmt.Sprintf("%d of %d pods bound", n, len(pods))
 	})
 	want := []stages.ID{stages.Authn, stages.Authz, stages.Admission, stages.Persist, stages.Reconcile, stages.Schedule, stages.Bind}
 	for _, p := range pods {
-		waitFor(t, 10*time.Second, "bind succeeded event of "+p.Name, func() bool {
+		waittest.EventuallyEvery(t, "bind succeeded event of "+p.Name, poll, 30*time.Second, func() (bool, string) {
 			for _, e := range rec.Events() {
 				if e.Pod == p.Name && e.Stage == stages.Bind && e.Status == stages.Succeeded {
-					return true
+					return true, ""
 				}
 			}
-			return false
+			return false, ""
 		})
 		seen := map[stages.ID]stages.Event{}
 		for _, e := range rec.Events() {
