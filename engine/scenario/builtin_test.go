@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 func TestMain(m *testing.M) { enginetest.Main(m) }
@@ -87,16 +89,10 @@ func TestCrashLoopFixedBySetEnv(t *testing.T) {
 	if _, err := c.AppsV1().Deployments("default").Patch(ctx, "worker", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for {
+	waittest.Eventually(t, "crash-loop's goal after kubectl set env", 3*time.Minute, func() (bool, string) {
 		met, detail, err := s.Goal.Check(ctx, c)
-		if err == nil && met {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("after kubectl set env: %s %v", detail, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && met, fmt.Sprintf("%s %v", detail, err)
+	})
 	waitLog(ctx, t, c, false, "worker: connecting to queue at queue.default.svc:5672")
 }
 
@@ -105,10 +101,10 @@ func TestCrashLoopFixedBySetEnv(t *testing.T) {
 func waitLog(ctx context.Context, t *testing.T, c kubernetes.Interface, previous bool, want string) {
 	t.Helper()
 	var last string
-	for ctx.Err() == nil {
+	waittest.EventuallyEvery(t, fmt.Sprintf("a worker log with %q", want), 200*time.Millisecond, 3*time.Minute, func() (bool, string) {
 		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=worker"})
 		if err != nil {
-			pods = &corev1.PodList{}
+			return false, fmt.Sprintf("%v; last log read: %q", err, last)
 		}
 		for _, p := range pods.Items {
 			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
@@ -116,10 +112,9 @@ func waitLog(ctx context.Context, t *testing.T, c kubernetes.Interface, previous
 			}
 			b, err := c.CoreV1().Pods("default").GetLogs(p.Name, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctx)
 			if last = string(b); err == nil && strings.Contains(last, want) {
-				return
+				return true, ""
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("no worker log has %q; last read: %q", want, last)
+		return false, fmt.Sprintf("last log read: %q", last)
+	})
 }

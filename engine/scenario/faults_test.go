@@ -16,6 +16,7 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -57,21 +58,8 @@ spec:
 `, name, replicas)
 }
 
-// eventually polls cond until it holds.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, detail := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %s", what, timeout, detail)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// poll is how often a test asks again for what it waits for.
+const poll = 50 * time.Millisecond
 
 // TestEveryStageFaultBreaksAndRecovers injects, for every lifecycle stage,
 // one fault (every variant kind appears: fail, delay, hang, flake), sees the
@@ -154,17 +142,17 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 				t.Fatalf("apply: %v", err)
 			}
 			if tt.see.Stage != "" {
-				eventually(t, "stage event "+tt.see.String(), 20*time.Second, func() (bool, string) {
+				waittest.EventuallyEvery(t, "stage event "+tt.see.String(), poll, 20*time.Second, func() (bool, string) {
 					return observeName(rec, name, tt.see), lastProblem(rec.Events())
 				})
 			}
 			if tt.waiting != "" || tt.cond != "" {
-				eventually(t, "pod status "+tt.waiting+tt.cond, 20*time.Second, func() (bool, string) {
+				waittest.EventuallyEvery(t, "pod status "+tt.waiting+tt.cond, poll, 20*time.Second, func() (bool, string) {
 					return podShows(ctx, e, name, tt.waiting, tt.cond)
 				})
 			}
 			if tt.event != "" {
-				eventually(t, "Event "+tt.event, 20*time.Second, func() (bool, string) {
+				waittest.EventuallyEvery(t, "Event "+tt.event, poll, 20*time.Second, func() (bool, string) {
 					return observe(ctx, c, rec, nil, Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
 				})
 			}
@@ -181,7 +169,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 					t.Fatalf("apply after removing the fault: %v", err)
 				}
 			}
-			eventually(t, "recovery to Ready", 30*time.Second, func() (bool, string) {
+			waittest.EventuallyEvery(t, "recovery to Ready", poll, 30*time.Second, func() (bool, string) {
 				ok, detail, err := goal.Check(ctx, c)
 				return ok && err == nil, detail
 			})
@@ -270,7 +258,7 @@ func TestNodeNotReadyFault(t *testing.T) {
 		}
 		return ready, tainted
 	}
-	eventually(t, "node-2 NotReady and tainted", 30*time.Second, func() (bool, string) {
+	waittest.EventuallyEvery(t, "node-2 NotReady and tainted", poll, 30*time.Second, func() (bool, string) {
 		ready, tainted := state("node-2")
 		return ready == "False/KubeletNotReady" && tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
 	})
@@ -278,7 +266,7 @@ func TestNodeNotReadyFault(t *testing.T) {
 		t.Fatalf("node-1 %s tainted=%v", ready, tainted)
 	}
 	e.Tracer.Faults.Remove(added.ID)
-	eventually(t, "node-2 Ready again", 10*time.Second, func() (bool, string) {
+	waittest.EventuallyEvery(t, "node-2 Ready again", poll, 30*time.Second, func() (bool, string) {
 		ready, tainted := state("node-2")
 		return ready == "True/KubeletReady" && !tainted, fmt.Sprintf("%s tainted=%v", ready, tainted)
 	})

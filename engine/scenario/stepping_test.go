@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -32,7 +33,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	if _, err := a.Apply(ctx, []byte(deploymentYAML("web", 3)), "web"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "three pods held before the kubelet stage", 20*time.Second, func() (bool, string) {
+	waittest.EventuallyEvery(t, "three pods held before the kubelet stage", poll, 20*time.Second, func() (bool, string) {
 		return len(e.Tracer.Breaks.Held()) == 3, ""
 	})
 	e.Tracer.Breaks.Remove(bp)
@@ -44,7 +45,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 		}
 	}
 	c := e.AdminClient()
-	eventually(t, "the two released pods Ready", 20*time.Second, func() (bool, string) {
+	waittest.EventuallyEvery(t, "the two released pods Ready", poll, 20*time.Second, func() (bool, string) {
 		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err.Error()
@@ -77,7 +78,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	if !e.Tracer.Breaks.Step(kept) {
 		t.Fatal("step")
 	}
-	eventually(t, "held again before sandbox", 10*time.Second, func() (bool, string) {
+	waittest.EventuallyEvery(t, "held again before sandbox", poll, 30*time.Second, func() (bool, string) {
 		h := e.Tracer.Breaks.Held()
 		return len(h) == 1 && h[0].Stage == stages.Sandbox, ""
 	})
@@ -86,7 +87,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	}
 	// c: run on to Ready.
 	e.Tracer.Breaks.ContinueAll()
-	eventually(t, "all three Ready", 20*time.Second, func() (bool, string) {
+	waittest.EventuallyEvery(t, "all three Ready", poll, 20*time.Second, func() (bool, string) {
 		ok, detail, err := Goal{Namespace: "default", Deployment: "web"}.Check(ctx, c)
 		return ok && err == nil, detail
 	})

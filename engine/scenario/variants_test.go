@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -91,7 +92,7 @@ func TestEveryVariantGivesItsMessage(t *testing.T) {
 				})
 				_, _ = a.Apply(ctx, []byte(deploymentYAML(name, 1)), name) // API-stage variants fail the apply itself
 				want.Stage = id
-				eventually(t, "stage event "+want.String(), 15*time.Second, func() (bool, string) {
+				waittest.EventuallyEvery(t, "stage event "+want.String(), poll, 15*time.Second, func() (bool, string) {
 					return observeName(rec, name, want), lastProblem(rec.Events())
 				})
 			})
