@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -50,37 +52,37 @@ func deployment(name string, replicas int32) *appsv1.Deployment {
 
 func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *recorder) []corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		pods, err := e.AdminClient().CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-		if err == nil {
-			ready := 0
-			for _, p := range pods.Items {
-				for _, c := range p.Status.Conditions {
-					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-			if ready == want && len(pods.Items) == want {
-				return pods.Items
+	ready := false
+	defer func() { // on a time-out, the kubelet's stages say where the pods are
+		if ready {
+			return
+		}
+		for _, ev := range rec.Events() {
+			if ev.Kind == stages.KindPod && ev.Stage.Index() >= stages.Kubelet.Index() {
+				t.Logf("%s %s %s %s %s", ev.Pod, ev.Stage, ev.Status, ev.Reason, ev.Message)
 			}
 		}
-		if time.Now().After(deadline) {
-			if pods != nil {
-				for _, p := range pods.Items {
-					t.Logf("pod %s node=%q phase=%s conditions=%v containers=%v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
-				}
-			}
-			for _, ev := range rec.Events() {
-				if ev.Kind == stages.KindPod && ev.Stage.Index() >= stages.Kubelet.Index() {
-					t.Logf("%s %s %s %s %s", ev.Pod, ev.Stage, ev.Status, ev.Reason, ev.Message)
-				}
-			}
-			t.Fatalf("pods %s not all Ready: %v", selector, err)
+	}()
+	var pods []corev1.Pod
+	waittest.EventuallyEvery(t, fmt.Sprintf("%d Ready pods %s", want, selector), 50*time.Millisecond, 2*time.Minute, func() (bool, string) {
+		list, err := e.AdminClient().CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err.Error()
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		pods = list.Items
+		n, state := 0, ""
+		for _, p := range pods {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					n++
+				}
+			}
+			state += fmt.Sprintf("pod %s node=%q phase=%s conditions=%v containers=%v\n", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
+		}
+		return n == want && len(pods) == want, state
+	})
+	ready = true
+	return pods
 }
 
 func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {

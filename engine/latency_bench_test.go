@@ -23,6 +23,7 @@ import (
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -222,19 +223,12 @@ func watchReady(ctx context.Context, b *testing.B, e *engine.Engine) *readyTimes
 
 // wait returns when n pods have been seen Ready, failing after timeout.
 func (r *readyTimes) wait(b *testing.B, n int, timeout time.Duration) map[string]time.Time {
-	deadline := time.Now().Add(timeout)
-	for {
+	waittest.EventuallyEvery(b, fmt.Sprintf("%d Ready pods", n), 10*time.Millisecond, timeout, func() (bool, string) {
 		r.mu.Lock()
 		got := len(r.at)
 		r.mu.Unlock()
-		if got >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d pods Ready after %s", got, n, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return got >= n, fmt.Sprintf("%d Ready", got)
+	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.at)
