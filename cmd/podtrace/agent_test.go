@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -56,13 +58,10 @@ func TestAgentJoinsACluster(t *testing.T) {
 			}
 			agent := startBin(t, bin, out, errOut, "agent", "--kubeconfig", kubeconfig, "--nodes", nodesFile,
 				"--runtime", rt.name, "--events", "--data-dir", filepath.Join(dir, rt.name))
-			deadline := time.Now().Add(120 * time.Second)
-			for !strings.Contains(errOut.String(), "1 node(s) Ready") {
-				if time.Now().After(deadline) {
-					t.Fatalf("agent not Ready: %q", errOut.String())
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			waittest.Eventually(t, "the agent's node Ready", 2*time.Minute, func() (bool, string) {
+				s := errOut.String()
+				return strings.Contains(s, "1 node(s) Ready"), "agent stderr: " + s
+			})
 			ctx := context.Background()
 			name := "on-" + rt.name
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
@@ -71,22 +70,19 @@ func TestAgentJoinsACluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{})
-			for {
+			waittest.Eventually(t, "the pod on "+node+" Running and Ready", 2*time.Minute, func() (bool, string) {
 				p, err := c.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-				if err == nil && p.Status.Phase == corev1.PodRunning && podReady(p) {
-					break
+				if err != nil {
+					return false, err.Error()
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("pod on %s not Running and Ready: %v %+v", node, err, p.Status)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				return p.Status.Phase == corev1.PodRunning && podReady(p), fmt.Sprintf("%+v", p.Status)
+			})
 			// The kubelet's status manager reports the Ready it wrote (the
 			// ready stage) just after the API server has it: wait for the
 			// agent to print it before stopping the agent.
-			for !printedReady(out.String(), name) && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-			}
+			waittest.Eventually(t, "the agent to print "+name+"'s ready stage", 2*time.Minute, func() (bool, string) {
+				return printedReady(out.String(), name), ""
+			})
 			_ = agent.Process.Signal(syscall.SIGINT)
 			if err := agent.Wait(); err != nil {
 				t.Errorf("agent did not stop cleanly: %v (%s)", err, errOut.String())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestAttachContextAndNamespace attaches with kubectl's --context and -n
@@ -56,14 +58,10 @@ func TestAttachContextAndNamespace(t *testing.T) {
 	c := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if _, err = c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("create namespace: %v (serve: %s)", err, serveErr.String())
-	}
+	waittest.EventuallyEvery(t, "namespace team-a to be created", 200*time.Millisecond, time.Minute, func() (bool, string) {
+		_, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		return err == nil, fmt.Sprintf("%v (serve: %s)", err, serveErr.String())
+	})
 
 	for _, tt := range []struct{ name, want string }{
 		{"current context", "podtrace: attach to nowhere: cannot read pods: "},
@@ -91,12 +89,11 @@ func TestAttachContextAndNamespace(t *testing.T) {
 	if _, err := c.CoreV1().Pods("team-a").Create(ctx, pod("team-a", "here"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(attOut.String(), `"pod":"here"`) ||
-		!strings.Contains(attOut.String(), `"stage":"ready","status":"succeeded"`); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pod team-a/here not Ready in attach's stream:\n%s\nstderr: %s", attOut.String(), attErr.String())
-		}
-	}
+	waittest.Eventually(t, "pod team-a/here Ready in attach's stream", 2*time.Minute, func() (bool, string) {
+		out := attOut.String()
+		return strings.Contains(out, `"pod":"here"`) && strings.Contains(out, `"stage":"ready","status":"succeeded"`),
+			out + "\nstderr: " + attErr.String()
+	})
 	_ = att.Process.Signal(syscall.SIGINT)
 	if err := att.Wait(); err != nil {
 		t.Fatalf("attach did not stop cleanly: %v (%s)", err, attErr.String())

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -22,6 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/source/cluster"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/tui"
@@ -46,17 +49,13 @@ func startBin(t *testing.T, bin string, stdout, stderr io.Writer, args ...string
 
 func waitFile(t *testing.T, path string, timeout time.Duration, ok func([]byte) bool) []byte {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		data, err := os.ReadFile(path)
-		if err == nil && ok(data) {
-			return data
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (%d bytes)", path, len(data))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var data []byte
+	waittest.Eventually(t, path, timeout, func() (bool, string) {
+		var err error
+		data, err = os.ReadFile(path)
+		return err == nil && ok(data), fmt.Sprintf("%d bytes, %v", len(data), err)
+	})
+	return data
 }
 
 // TestAttachRecordAndReplay serves an embedded cluster, attaches to it as to
@@ -67,8 +66,9 @@ func waitFile(t *testing.T, path string, timeout time.Duration, ok func([]byte) 
 func TestAttachRecordAndReplay(t *testing.T) {
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
-	var serveOut, serveErr bytes.Buffer
-	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "2", "--data-dir", filepath.Join(dir, "cluster"))
+	var serveOut bytes.Buffer
+	serveErr := &syncbuf.Buffer{}
+	startBin(t, bin, &serveOut, serveErr, "serve", "--nodes", "2", "--data-dir", filepath.Join(dir, "cluster"))
 	kubeconfig := filepath.Join(dir, "cluster", "kubeconfig")
 	waitFile(t, kubeconfig, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
 	time.Sleep(500 * time.Millisecond) // the kubeconfig is written before the API answers
@@ -113,15 +113,10 @@ func TestAttachRecordAndReplay(t *testing.T) {
 	big := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "default"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")}}}}}}
-	var errCreate error
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if _, errCreate = c.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); errCreate == nil {
-			break
-		}
-	}
-	if errCreate != nil {
-		t.Fatalf("create deployment: %v (serve: %s)", errCreate, serveErr.String())
-	}
+	waittest.EventuallyEvery(t, "the deployment to be created", 200*time.Millisecond, time.Minute, func() (bool, string) {
+		_, err := c.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{})
+		return err == nil, fmt.Sprintf("%v (serve: %s)", err, serveErr.String())
+	})
 	if _, err := c.CoreV1().Pods("default").Create(ctx, big, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

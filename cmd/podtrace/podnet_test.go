@@ -22,6 +22,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestServeInPodNetwork runs `podtrace serve` as a user
@@ -37,7 +39,8 @@ func TestServeInPodNetwork(t *testing.T) {
 	}
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
-	var out, errOut bytes.Buffer
+	var out bytes.Buffer
+	var errOut syncbuf.Buffer
 	serve := startBin(t, bin, &out, &errOut, "serve", "--nodes", "2", "--data-dir", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	waitFile(t, kubeconfig, 60*time.Second, func(b []byte) bool { return len(b) > 0 })
@@ -52,17 +55,10 @@ func TestServeInPodNetwork(t *testing.T) {
 	ctx := context.Background()
 	eventually := func(what string, ok func() (bool, string)) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
+		waittest.EventuallyEvery(t, what, 200*time.Millisecond, 2*time.Minute, func() (bool, string) {
 			done, got := ok()
-			if done {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; last: %s\nserve stderr: %s", what, got, errOut.String())
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return done, got + "\nserve stderr: " + errOut.String()
+		})
 	}
 	eventually("2 nodes with InternalIPs", func() (bool, string) {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
