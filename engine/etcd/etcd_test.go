@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 func TestEmbeddedKeepsDataAcrossRestarts(t *testing.T) {
@@ -84,16 +87,10 @@ func TestExternalEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var s *Server
-	for {
+	waittest.EventuallyEvery(t, "a client of the external etcd", 200*time.Millisecond, 30*time.Second, func() (bool, string) {
 		s, err = Start(ctx, Config{Endpoints: []string{client}})
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+		return err == nil, fmt.Sprint(err)
+	})
 	defer s.Close()
 	if s.Embedded() {
 		t.Fatal("external endpoints must not start an embedded member")

@@ -2,6 +2,7 @@ package spans
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/export/otlp"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -65,27 +67,20 @@ func TestKubeletSpansAgreeWithSeams(t *testing.T) {
 	// No Flush: a trace is folded once its root (syncPod) has been held for
 	// Hold, by when the runtime's spans, sent by an exporter of their own,
 	// have arrived too.
-	folds := func() bool {
+	waittest.Eventually(t, "the start and bind stages of 3 started pods folded from spans", 3*time.Minute, func() (bool, string) {
 		pods = startedPods(live.Events())
 		mu.Lock()
 		defer mu.Unlock()
+		folds, state := len(pods) == 3, fmt.Sprintf("%d pods started (%v)\n", len(pods), pods)
 		for _, p := range pods {
-			if s := enginetest.StageTimes(folded, "default", p); s[stages.Start].End.IsZero() || s[stages.Bind].End.IsZero() {
-				return false
+			s := enginetest.StageTimes(folded, "default", p)
+			if s[stages.Start].End.IsZero() || s[stages.Bind].End.IsZero() {
+				folds = false
 			}
+			state += fmt.Sprintf("pod %s: from spans %v\n", p, s)
 		}
-		return len(pods) == 3
-	}
-	for deadline := time.Now().Add(3 * time.Minute); !folds(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			mu.Lock()
-			for _, p := range pods {
-				t.Logf("pod %s: from spans %v", p, enginetest.StageTimes(folded, "default", p))
-			}
-			mu.Unlock()
-			t.Fatalf("timed out: %d pods started (%v), their start and bind stages not all folded from spans", len(pods), pods)
-		}
-	}
+		return folds, state
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	pulls := 0
