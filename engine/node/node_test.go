@@ -10,7 +10,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	nodeutil "k8s.io/kubernetes/pkg/util/node"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/version"
 )
 
@@ -70,10 +70,10 @@ func TestKubeletsRegisterAndRunPods(t *testing.T) {
 		}
 	}
 	admin := kubernetes.NewForConfigOrDie(cp.AdminConfig())
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	waittest.EventuallyEvery(t, fmt.Sprintf("%d Ready nodes", len(names)), 200*time.Millisecond, 2*time.Minute, func() (bool, string) {
 		l, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return false, err.Error()
 		}
 		ready := 0
 		for _, n := range l.Items {
@@ -81,11 +81,8 @@ func TestKubeletsRegisterAndRunPods(t *testing.T) {
 				ready++
 			}
 		}
-		return ready == len(names), nil
+		return ready == len(names), fmt.Sprintf("%d of %d nodes Ready", ready, len(l.Items))
 	})
-	if err != nil {
-		t.Fatalf("nodes not Ready: %v", err)
-	}
 	n, err := admin.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,14 +99,11 @@ func TestKubeletsRegisterAndRunPods(t *testing.T) {
 	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	waittest.EventuallyEvery(t, "pod web Running", 200*time.Millisecond, 2*time.Minute, func() (bool, string) {
 		p, err := admin.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return false, err.Error()
 		}
-		return p.Status.Phase == v1.PodRunning, nil
+		return p.Status.Phase == v1.PodRunning, fmt.Sprintf("phase %s, conditions %v", p.Status.Phase, p.Status.Conditions)
 	})
-	if err != nil {
-		t.Fatalf("pod not Running: %v", err)
-	}
 }
