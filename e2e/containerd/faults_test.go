@@ -2,6 +2,7 @@ package containerd_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -57,20 +59,19 @@ func TestRealKubeletReactsOnContainerd(t *testing.T) {
 // waitEvent waits for an Event of pod with reason whose message check accepts.
 func (c *realCluster) waitEvent(t *testing.T, pod, reason string, check func(string) bool) {
 	t.Helper()
-	var last []string
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	waittest.EventuallyEvery(t, "a "+reason+" event of "+pod+" as expected", 200*time.Millisecond, 2*time.Minute, func() (bool, string) {
 		evs, err := c.AdminClient().CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
 			FieldSelector: "involvedObject.name=" + pod + ",reason=" + reason})
 		if err != nil {
-			continue
+			return false, err.Error()
 		}
-		last = last[:0]
+		var seen []string
 		for _, e := range evs.Items {
 			if check(e.Message) {
-				return
+				return true, ""
 			}
-			last = append(last, e.Message)
+			seen = append(seen, e.Message)
 		}
-	}
-	t.Fatalf("no %s event of %s as expected; saw %q", reason, pod, last)
+		return false, fmt.Sprintf("saw %q", seen)
+	})
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/registry"
 	"github.com/podtrace/podtrace/images"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -186,17 +187,36 @@ func (c *realCluster) stageEvents(pod string, stage stages.ID, status stages.Sta
 
 func (c *realCluster) waitPods(t *testing.T, selector string, limit time.Duration, what string, check func([]corev1.Pod) bool) []corev1.Pod {
 	t.Helper()
-	var pods *corev1.PodList
-	var err error
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		pods, err = c.AdminClient().CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-		if err == nil && check(pods.Items) {
-			return pods.Items
+	var pods []corev1.Pod
+	ok := false
+	defer func() { // on a time-out, what the cluster said meanwhile
+		if !ok {
+			t.Logf("%s", c.kubectl(t, "get", "events", "-A"))
 		}
+	}()
+	waittest.EventuallyEvery(t, what, 200*time.Millisecond, limit, func() (bool, string) {
+		list, err := c.AdminClient().CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, "list: " + err.Error()
+		}
+		pods = list.Items
+		return check(pods), podsState(pods)
+	})
+	ok = true
+	return pods
+}
+
+// podsState is one line per pod: its phase, node and containers' states.
+func podsState(pods []corev1.Pod) string {
+	var b strings.Builder
+	for _, p := range pods {
+		fmt.Fprintf(&b, "%s %s on %q:", p.Name, p.Status.Phase, p.Spec.NodeName)
+		for _, cs := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " %s ready=%v %+v", cs.Name, cs.Ready, cs.State)
+		}
+		b.WriteString("\n")
 	}
-	t.Logf("%s", c.kubectl(t, "get", "events", "-A"))
-	t.Fatalf("timed out after %v waiting for %s (last list error %v)", limit, what, err)
-	return nil
+	return b.String()
 }
 
 const mirroredDemo = `apiVersion: apps/v1
@@ -270,10 +290,10 @@ func TestRealKubeletOnContainerd(t *testing.T) {
 	}
 	c.portForwardGet(t, p)
 	var logs string
-	for i := 0; i < 50 && !strings.Contains(logs, "GET /through-port-forward"); i++ {
-		time.Sleep(100 * time.Millisecond)
+	waittest.Eventually(t, "kubectl logs "+p+" to show the port-forwarded GET", 30*time.Second, func() (bool, string) {
 		logs = c.kubectl(t, "logs", p)
-	}
+		return strings.Contains(logs, "GET /through-port-forward"), logs
+	})
 	if !strings.Contains(logs, "demo server "+p+" listening on :8080") || !strings.Contains(logs, "GET /through-port-forward") {
 		t.Errorf("kubectl logs %s:\n%s", p, logs)
 	}
@@ -329,17 +349,13 @@ func (c *realCluster) portForwardGet(t *testing.T, pod string) {
 // as the kubelet's garbage collection (once a minute) leaves them.
 func (c *realCluster) waitClean(t *testing.T, limit time.Duration) {
 	t.Helper()
-	var left []string
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		left = nil
+	waittest.EventuallyEvery(t, "no sandbox, container, task, snapshot or pod netns left after the Deployment's deletion", 2*time.Second, limit, func() (bool, string) {
+		var left []string
 		for _, n := range c.NodeSet.Nodes() {
 			left = append(left, c.leftOn(t, n.Name)...)
 		}
-		if len(left) == 0 {
-			return
-		}
-	}
-	t.Errorf("left after the Deployment's deletion: %v", left)
+		return len(left) == 0, fmt.Sprintf("left: %v", left)
+	})
 }
 
 func (c *realCluster) leftOn(t *testing.T, node string) []string {
