@@ -24,9 +24,12 @@ func TestAttach(t *testing.T) {
 			t.Errorf("kubectl run -i ... -- sh: %v, stdout %q, stderr %q; want 42 and exit status 3", err, out, errOut)
 		}
 		// kubectl attach: the process's output from then on, until it exits.
-		name := "attach-" + suffix
+		// The refusals are asked of a pod that keeps running: kubectl
+		// refuses to attach to a completed pod before it asks the server.
+		name, idle := "attach-"+suffix, "attach-idle-"+suffix
 		k.ok("run", name, "--image=busybox", "--restart=Never", "--", "sh", "-c", "for i in $(seq 1 20); do echo tick $i; sleep 1; done")
-		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")
+		k.ok("run", idle, "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+		k.ok("wait", "--for=condition=Ready", "pod/"+name, "pod/"+idle, "--timeout=3m")
 		if out, errOut, err := k.run("attach", name); err != nil || !strings.Contains(out, "tick 20\n") {
 			t.Errorf("kubectl attach: %v, stdout %q, stderr %q; want the ticks up to 20", err, out, errOut)
 		}
@@ -34,11 +37,11 @@ func TestAttach(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"attach", name, "-c", "nope"}, "error: cannot attach to the container: container nope not found in pod " + name},
+			{[]string{"attach", idle, "-c", "nope"}, "error: cannot attach to the container: container nope not found in pod " + idle},
 			{[]string{"attach", "missing-" + suffix},
 				`Error from server (NotFound): pods "missing-` + suffix + `" not found`},
-			{[]string{"--context", "podtrace-viewer", "attach", name},
-				`pods "` + name + `" is forbidden: User "viewer" cannot create resource "pods/attach" in API group "" in the namespace "` + k.ns + `"`},
+			{[]string{"--context", "podtrace-viewer", "attach", idle},
+				`pods "` + idle + `" is forbidden: User "viewer" cannot create resource "pods/attach" in API group "" in the namespace "` + k.ns + `"`},
 		} {
 			if got := k.fails(tc.args...); !strings.Contains(got, tc.want) {
 				t.Errorf("kubectl %s:\n%s\nwant %q", strings.Join(tc.args, " "), got, tc.want)
