@@ -81,6 +81,10 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		return c.getent(ctx, hc, rest)
 	case "wget":
 		return c.wget(ctx, hc, rest)
+	case "nc":
+		if o, _ := parseNc(rest); !o.listen {
+			return c.nc(ctx, hc, rest)
+		} // nc -l serves, as an unknown command does (below)
 	case "ls":
 		return c.ls(hc, rest)
 	case "env", "printenv":

@@ -20,16 +20,16 @@ import (
 	"github.com/podtrace/podtrace/engine/podnet"
 )
 
-// dial opens a TCP connection to addr (IP:port): the simulated programs'
-// only way to a server. As with exchange, only in podtrace's pod network
+// dial opens a connection over network ("tcp" or "udp") to addr
+// (IP:port): the simulated programs' only way to a server. As with exchange, only in podtrace's pod network
 // namespace does a connection leave the process (to a pod's address, or
 // a Service's, which kube-proxy's rules lead to one); elsewhere the
 // network is unreachable.
-var dial = func(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
+var dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
 	if !podnet.Inside() {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
 	}
-	return (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", addr)
+	return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, addr)
 }
 
 // wgetOptions are the options of busybox's wget that the simulation reads.
@@ -195,23 +195,32 @@ func (c *commands) connect(ctx context.Context, hc interp.HandlerContext, o wget
 	if err != nil {
 		return nil, err
 	}
-	ip := net.ParseIP(host)
+	ip := c.resolve(ctx, host)
 	if ip == nil {
-		addrs, _ := musl{c: c, conf: readResolvConf(c.p.FS)}.lookup(ctx, host, inet)
-		if len(addrs) == 0 {
-			return nil, wgetFailure(fmt.Sprintf("bad address '%s'", host))
-		}
-		ip = addrs[0]
+		return nil, wgetFailure(fmt.Sprintf("bad address '%s'", host))
 	}
 	target := net.JoinHostPort(ip.String(), port)
 	if !o.quiet {
 		fmt.Fprintf(hc.Stderr, "Connecting to %s (%s)\n", host, target)
 	}
-	conn, err := dial(ctx, target, o.timeout)
+	conn, err := dial(ctx, "tcp", target, o.timeout)
 	if err != nil {
 		return nil, wgetFailure(fmt.Sprintf("can't connect to remote host (%s): %s", ip, errnoText(err)))
 	}
 	return conn, nil
+}
+
+// resolve is host's IPv4 address, as the container's resolver finds it
+// (/etc/hosts, then the cluster's DNS), or nil; an address is itself.
+func (c *commands) resolve(ctx context.Context, host string) net.IP {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip
+	}
+	addrs, _ := musl{c: c, conf: readResolvConf(c.p.FS)}.lookup(ctx, host, inet)
+	if len(addrs) == 0 {
+		return nil
+	}
+	return addrs[0]
 }
 
 // wgetFailure is a message of wget's own, passed up through net/http.

@@ -24,7 +24,7 @@ func webService(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	saved := dial
-	dial = func(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
+	dial = func(ctx context.Context, _, addr string, timeout time.Duration) (net.Conn, error) {
 		switch addr {
 		case "10.96.12.34:80":
 			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", srv.Listener.Addr().String())
