@@ -21,10 +21,10 @@ import (
 )
 
 // dial opens a connection over network ("tcp" or "udp") to addr
-// (IP:port): the simulated programs' only way to a server. As with exchange, only in podtrace's pod network
-// namespace does a connection leave the process (to a pod's address, or
-// a Service's, which kube-proxy's rules lead to one); elsewhere the
-// network is unreachable.
+// (IP:port): the simulated programs' only way to a server. As with
+// exchange, only in podtrace's pod network namespace does a connection
+// leave the process (to a pod's address, or a Service's, which
+// kube-proxy's rules lead to one); elsewhere the network is unreachable.
 var dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
 	if !podnet.Inside() {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
