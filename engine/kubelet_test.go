@@ -20,8 +20,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
@@ -215,15 +219,25 @@ func TestKubeletPods(t *testing.T) {
 	t.Run("crash loop", func(t *testing.T) {
 		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "crash"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "worker", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo boom; exit 1"}}}}})
+		// Every status the pod has, from a watch: since 1.33 the kubelet
+		// requeues a crash-looping pod at its back-off's expiry, so the
+		// status reads CrashLoopBackOff only until the restart shows, which
+		// a poll may miss.
 		var st corev1.ContainerStatus
-		enginetest.WaitFor(t, 60*time.Second, "CrashLoopBackOff", func() bool {
-			p := get("crash")
-			if len(p.Status.ContainerStatuses) == 0 {
-				return false
+		watchCtx, stop := context.WithTimeout(ctx, 2*time.Minute)
+		defer stop()
+		lw := cache.NewListWatchFromClient(e.AdminClient().CoreV1().RESTClient(), "pods", "default", fields.OneTermEqualSelector("metadata.name", "crash"))
+		_, err := watchtools.UntilWithSync(watchCtx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok || len(p.Status.ContainerStatuses) == 0 {
+				return false, nil
 			}
 			st = p.Status.ContainerStatuses[0]
-			return st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" && st.RestartCount >= 1
+			return st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" && st.RestartCount >= 1, nil
 		})
+		if err != nil {
+			t.Fatalf("no CrashLoopBackOff within 2 minutes (last status %+v): %v", st, err)
+		}
 		if !regexp.MustCompile(`^back-off \d+s restarting failed container=worker pod=crash_default`).MatchString(st.State.Waiting.Message) {
 			t.Errorf("waiting message %q, want upstream's back-off text", st.State.Waiting.Message)
 		}
