@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/podtrace/podtrace/engine"
 )
@@ -17,15 +18,15 @@ import (
 // the node set's own watcher (engine/nodeset) may have changed them first.
 func SyncNodeFaults(ctx context.Context, e *engine.Engine) {
 	want := e.NodeSet.SyncFaults()
-	deadline := time.Now().Add(time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c := e.AdminClient()
 	for node, notReady := range want {
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			n, err := e.AdminClient().CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-			if err == nil && hasNotReadyTaint(n) == notReady {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		// A time-out is not an error here: the scenario goes on as it is.
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			return err == nil && hasNotReadyTaint(n) == notReady, nil
+		})
 	}
 }
 
