@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -16,11 +17,17 @@ import (
 // (k8s.io/kubernetes/test/utils/image's promoter registry).
 const E2ERegistry = "registry.k8s.io"
 
-// The conformance suite's images for Kubernetes v1.36.3, under the names
-// its image manifest (test/utils/image/manifest.go) gives them.
+// The conformance suite's images for Kubernetes v1.36.3 that BuildE2E
+// makes, under the names its image manifest (test/utils/image/manifest.go)
+// gives them.
 const (
-	Agnhost    = E2ERegistry + "/e2e-test-images/agnhost:2.63.0"
-	E2EBusybox = E2ERegistry + "/e2e-test-images/busybox:1.37.0-1"
+	Agnhost     = E2ERegistry + "/e2e-test-images/agnhost:2.63.0"
+	AgnhostPrev = E2ERegistry + "/e2e-test-images/agnhost:2.55"
+	E2EBusybox  = E2ERegistry + "/e2e-test-images/busybox:1.37.0-1"
+	Kitten      = E2ERegistry + "/e2e-test-images/kitten:1.8"
+	Nautilus    = E2ERegistry + "/e2e-test-images/nautilus:1.8"
+	Nginx       = E2ERegistry + "/e2e-test-images/nginx:1.15-4"
+	E2EPause    = E2ERegistry + "/pause:3.10.2"
 )
 
 // agnhostPkg is agnhost's main package in the Kubernetes module.
@@ -36,14 +43,32 @@ var (
 	agnhostSum []byte
 )
 
-// BuildE2E makes the conformance suite's agnhost and busybox images.
-// agnhost is compiled from k8s.io/kubernetes' own test/images/agnhost (the
-// first build takes minutes; it is cached in cfg.CacheDir), on busybox
-// rather than upstream's Alpine: its shell and tools, /agnhost and the
-// /agnhost-2 link, /uploads, and the user and group upstream's image
-// defines, with upstream's entrypoint (agnhost pause).
+// The Update Demo's pictures and data.json, as k8s.io/kubernetes v1.36.3
+// has them in test/images/kitten/html and test/images/nautilus/html.
+var (
+	//go:embed updatedemo/kitten/kitten.jpg
+	kittenJPG []byte
+	//go:embed updatedemo/kitten/data.json
+	kittenJSON []byte
+	//go:embed updatedemo/nautilus/nautilus.jpg
+	nautilusJPG []byte
+	//go:embed updatedemo/nautilus/data.json
+	nautilusJSON []byte
+)
+
+// BuildE2E makes the conformance suite's images that need no compile of
+// their own beyond agnhost (docs/conformance.md says what each is made
+// of and what the stand-ins lack). agnhost is compiled from k8s.io/kubernetes' own test/images/agnhost (the
+// first build takes minutes; it is cached in cfg.CacheDir) and is also
+// the program of agnhost 2.55, kitten and nautilus; the pause image's
+// program is podtrace's own. BuildAggregator makes the aggregator spec's
+// images, which take minutes more to compile.
 func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
-	bin, err := compileModule(ctx, cfg, "agnhost", map[string][]byte{"go.mod": agnhostMod, "go.sum": agnhostSum}, agnhostPkg)
+	agnhost, err := compileModule(ctx, cfg, "agnhost", map[string][]byte{"go.mod": agnhostMod, "go.sum": agnhostSum}, agnhostPkg)
+	if err != nil {
+		return nil, err
+	}
+	pause, err := compile(ctx, cfg, "pause", pauseSrc)
 	if err != nil {
 		return nil, err
 	}
@@ -51,21 +76,77 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", E2EBusybox, err)
 	}
-	tools := busyboxFiles(bb, allApplets(cfg))
-	agnhost := append(e2eBaseFiles(), tools...)
-	agnhost = append(agnhost, File{Path: "/agnhost", Mode: 0o755, Data: bin}, File{Path: "/agnhost-2", Link: "agnhost"},
-		File{Path: "/uploads", Dir: true, Mode: 0o755})
-	var out []Built
-	for _, s := range []struct {
-		ref   string
-		files []File
-		cfg   v1.Config
-	}{
-		{Agnhost, agnhost, v1.Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
-			ExposedPorts: map[string]struct{}{"80/tcp": {}, "8080/tcp": {}, "8081/tcp": {}, "9376/tcp": {}, "5000/tcp": {}}}},
-		{E2EBusybox, append(baseFiles(), tools...), v1.Config{Cmd: []string{"sh"}}},
-	} {
-		img, err := Image(s.files, s.cfg)
+	return e2eImages(e2eParts{agnhost: agnhost, pause: pause, busybox: bb, applets: allApplets(cfg)})
+}
+
+// e2eParts are the programs BuildE2E's images are made of.
+type e2eParts struct {
+	agnhost, pause, busybox []byte
+	applets                 []string // busybox's commands to link in /bin
+}
+
+// e2eImage is one image to make: its layers, bottom first, and config.
+type e2eImage struct {
+	ref    string
+	layers []v1.Layer
+	cfg    v1.Config
+}
+
+// agnhostPorts are the ports upstream's agnhost image exposes.
+var agnhostPorts = map[string]struct{}{"80/tcp": {}, "8080/tcp": {}, "8081/tcp": {}, "9376/tcp": {}, "5000/tcp": {}}
+
+// e2eImages makes BuildE2E's images of p. Images that share a base share
+// its layer: busybox's under every image, agnhost's under kitten and
+// nautilus.
+func e2eImages(p e2eParts) ([]Built, error) {
+	layers, err := layersOf(map[string][]File{
+		"busybox":  append(baseFiles(), busyboxFiles(p.busybox, p.applets)...),
+		"agnhost":  agnhostFiles(p.agnhost),
+		"kitten":   {{Path: "/kitten.jpg", Mode: 0o644, Data: kittenJPG}, {Path: "/data.json", Mode: 0o644, Data: kittenJSON}},
+		"nautilus": {{Path: "/nautilus.jpg", Mode: 0o644, Data: nautilusJPG}, {Path: "/data.json", Mode: 0o644, Data: nautilusJSON}},
+		"nginx":    nginxFiles(),
+		"pause":    append(baseFiles(), File{Path: "/pause", Mode: 0o755, Data: p.pause}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	bb, agn := layers["busybox"], layers["agnhost"]
+	agnhostCfg := v1.Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"}, ExposedPorts: agnhostPorts}
+	webserver := agnhostCfg
+	webserver.Cmd = []string{"test-webserver"}
+	return makeImages([]e2eImage{
+		{Agnhost, []v1.Layer{bb, agn}, agnhostCfg},
+		{AgnhostPrev, []v1.Layer{bb, agn}, agnhostCfg},
+		{Kitten, []v1.Layer{bb, agn, layers["kitten"]}, webserver},
+		{Nautilus, []v1.Layer{bb, agn, layers["nautilus"]}, webserver},
+		{E2EBusybox, []v1.Layer{bb}, v1.Config{Cmd: []string{"sh"}}},
+		{Nginx, []v1.Layer{bb, layers["nginx"]}, v1.Config{Cmd: []string{"nginx", "-g", "daemon off;"},
+			ExposedPorts: map[string]struct{}{"80/tcp": {}}, StopSignal: "SIGTERM"}},
+		{E2EPause, []v1.Layer{layers["pause"]}, v1.Config{Entrypoint: []string{"/pause"}, User: "65535:65535"}},
+	})
+}
+
+// layersOf makes a layer of each named list of files.
+func layersOf(files map[string][]File) (map[string]v1.Layer, error) {
+	out := make(map[string]v1.Layer, len(files))
+	for name, f := range files {
+		l, err := Layer(f)
+		if err != nil {
+			return nil, fmt.Errorf("build the %s layer: %w", name, err)
+		}
+		out[name] = l
+	}
+	return out, nil
+}
+
+// makeImages makes each image, labelled with its name so that no two
+// names share an image ID (containerd would report either name for it).
+func makeImages(specs []e2eImage) ([]Built, error) {
+	out := make([]Built, 0, len(specs))
+	for _, s := range specs {
+		cfg := s.cfg
+		cfg.Labels = map[string]string{"dev.podtrace.image": s.ref}
+		img, err := LayeredImage(s.layers, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("build %s: %w", s.ref, err)
 		}
@@ -74,20 +155,67 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	return out, nil
 }
 
-// e2eBaseFiles are baseFiles with the user and group upstream's agnhost
-// image defines (a SupplementalGroups spec reads them).
-func e2eBaseFiles() []File {
-	files := baseFiles()
-	for i, f := range files {
+// agnhostFiles are what upstream's agnhost image adds to its base, on
+// busybox rather than Alpine: /agnhost and the /agnhost-2 link, /uploads,
+// the user and group upstream's image defines (a SupplementalGroups spec
+// reads them), and an os-release that says what the base is.
+func agnhostFiles(agnhost []byte) []File {
+	var passwd, group []byte
+	for _, f := range baseFiles() {
 		switch f.Path {
 		case "/etc/passwd":
-			files[i].Data = append(bytes.Clone(f.Data), "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"...)
+			passwd = append(bytes.Clone(f.Data), "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"...)
 		case "/etc/group":
-			files[i].Data = append(bytes.Clone(f.Data), "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"...)
+			group = append(bytes.Clone(f.Data), "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"...)
 		}
 	}
-	return files
+	return []File{
+		{Path: "/etc/passwd", Mode: 0o644, Data: passwd},
+		{Path: "/etc/group", Mode: 0o644, Data: group},
+		{Path: "/etc/os-release", Mode: 0o644, Data: []byte(osRelease)},
+		{Path: "/agnhost", Mode: 0o755, Data: agnhost},
+		{Path: "/agnhost-2", Link: "agnhost"},
+		{Path: "/uploads", Dir: true, Mode: 0o755},
+	}
 }
+
+// osRelease is the agnhost-based images' /etc/os-release. Upstream's are
+// Alpine Linux; the ImageVolume spec reads this file from kitten.
+const osRelease = `NAME="BusyBox"
+ID=busybox
+PRETTY_NAME="BusyBox, standing in for Alpine Linux (podtrace's build of a Kubernetes e2e test image)"
+`
+
+// nginxFiles make the nginx stand-in: an nginx command that runs
+// busybox's httpd in the foreground on port 80, serving
+// /usr/share/nginx/html (where upstream's nginx image keeps its page).
+func nginxFiles() []File {
+	return []File{
+		{Path: "/usr/sbin/nginx", Mode: 0o755, Data: []byte(nginxScript)},
+		{Path: "/usr/share/nginx/html/index.html", Mode: 0o644, Data: []byte(nginxIndex)},
+	}
+}
+
+// nginxScript stands in for nginx's command line: `nginx -g 'daemon
+// off;'` serves, `nginx -s quit|stop` stops it, `nginx -v` and `-t` answer.
+const nginxScript = `#!/bin/sh
+# podtrace's stand-in for nginx: busybox httpd on port 80.
+case "$1" in
+-s) exec killall httpd ;;
+-v|-V) echo "nginx version: nginx/1.15 (podtrace stand-in: busybox httpd)" >&2; exit 0 ;;
+-t) exit 0 ;;
+esac
+exec httpd -f -p 80 -h /usr/share/nginx/html
+`
+
+const nginxIndex = `<!DOCTYPE html>
+<html>
+<head><title>Welcome to nginx!</title></head>
+<body><h1>Welcome to nginx!</h1>
+<p>podtrace's stand-in for registry.k8s.io/e2e-test-images/nginx: busybox httpd.</p>
+</body>
+</html>
+`
 
 // readBusybox reads the static busybox binary cfg names.
 func readBusybox(cfg Config) ([]byte, error) {
@@ -112,7 +240,7 @@ func allApplets(cfg Config) []string {
 	}
 	out, err := exec.Command(path, "--list").Output()
 	if err != nil {
-		return applets
+		return append(slices.Clone(applets), "httpd", "killall") // the nginx stand-in's
 	}
 	var list []string
 	for _, a := range strings.Fields(string(out)) {

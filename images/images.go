@@ -13,6 +13,7 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 
@@ -105,16 +106,28 @@ func Build(ctx context.Context, cfg Config) ([]Built, error) {
 // Image returns a single-layer OCI image of files with config (PATH is
 // added to Env when missing).
 func Image(files []File, config v1.Config) (v1.Image, error) {
-	layerTar, err := tarFiles(files)
+	layer, err := Layer(files)
 	if err != nil {
 		return nil, err
 	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+	return LayeredImage([]v1.Layer{layer}, config)
+}
+
+// Layer returns an OCI layer of files. Images that share a Layer share
+// its blob in the registry and in containerd's content store.
+func Layer(files []File) (v1.Layer, error) {
+	layerTar, err := tarFiles(slices.Clone(files))
+	if err != nil {
+		return nil, err
+	}
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
 	}, tarball.WithMediaType(types.OCILayer))
-	if err != nil {
-		return nil, err
-	}
+}
+
+// LayeredImage returns an OCI image of layers (the first at the bottom)
+// with config (PATH is added to Env when missing).
+func LayeredImage(layers []v1.Layer, config v1.Config) (v1.Image, error) {
 	hasPath := false
 	for _, e := range config.Env {
 		if len(e) > 5 && e[:5] == "PATH=" {
@@ -126,9 +139,12 @@ func Image(files []File, config v1.Config) (v1.Image, error) {
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "podtrace images"}})
-	if err != nil {
-		return nil, err
+	for _, layer := range layers {
+		var err error
+		img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "podtrace images"}})
+		if err != nil {
+			return nil, err
+		}
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
