@@ -46,7 +46,13 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	for _, m := range cm {
 		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
 	}
-	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Name: cfg.GetMetadata().GetName(),
+	var network proc.Network
+	r.mu.Lock()
+	if sb, ok := r.sandboxes[sandboxID]; ok {
+		network = podNetwork{r: r, sb: sb}
+	}
+	r.mu.Unlock()
+	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Net: network, Name: cfg.GetMetadata().GetName(),
 		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
 		Env: env, Mounts: mounts, UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
 	if err != nil {

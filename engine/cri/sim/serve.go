@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,8 +28,10 @@ type server struct {
 	sb    *sandbox
 	addrs []string
 
-	mu        sync.Mutex
-	listeners []net.Listener
+	mu sync.Mutex
+	// listeners are the servers answering, by address; nil while not
+	// listening.
+	listeners map[string]*http.Server
 	closed    bool
 }
 
@@ -76,14 +79,14 @@ func (s *server) recheck() {
 	switch {
 	case s.closed:
 	case healthy && s.listeners == nil:
+		s.listeners = map[string]*http.Server{}
 		for _, a := range s.addrs {
 			l, err := net.Listen("tcp", a)
 			if err != nil {
 				klog.InfoS("Simulated pod cannot answer on its address", "pod", podKey(s.sb.config.GetMetadata()), "address", a, "err", err)
 				continue
 			}
-			s.listeners = append(s.listeners, l)
-			go answer(l)
+			s.listeners[a] = answer(l)
 		}
 	case !healthy && s.listeners != nil:
 		s.closeLocked()
@@ -91,10 +94,23 @@ func (s *server) recheck() {
 }
 
 func (s *server) closeLocked() {
-	for _, l := range s.listeners {
-		l.Close()
+	for _, srv := range s.listeners {
+		srv.Close()
 	}
 	s.listeners = nil
+}
+
+// release stops answering on port for good: a container's program
+// listens there now.
+func (s *server) release(port int) {
+	a := net.JoinHostPort(s.sb.ip, strconv.Itoa(port))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addrs = slices.DeleteFunc(s.addrs, func(x string) bool { return x == a })
+	if srv, ok := s.listeners[a]; ok {
+		srv.Close() // its connections too
+		delete(s.listeners, a)
+	}
 }
 
 // close stops answering for good.
@@ -139,7 +155,8 @@ func (healthy) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.H
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }
 
-func answer(l net.Listener) {
+// answer serves podHandler on l until the server returned is closed.
+func answer(l net.Listener) *http.Server {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC's prior knowledge
@@ -147,7 +164,35 @@ func answer(l net.Listener) {
 	// terminal the UI draws on.
 	srv := &http.Server{Handler: podHandler, Protocols: &protocols, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)}
-	if err := srv.Serve(l); err != nil && !errors.Is(err, net.ErrClosed) {
-		klog.V(2).InfoS("Simulated pod stopped answering", "address", l.Addr(), "err", err)
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrServerClosed) {
+			klog.V(2).InfoS("Simulated pod stopped answering", "address", l.Addr(), "err", err)
+		}
+	}()
+	return srv
+}
+
+// podNetwork is a container's network (proc.Network): its pod's address.
+// A port the pod answers on by itself (a declared container port, an
+// extra port) is handed over to the container's program when it listens
+// there, as a real application owns the ports it serves.
+type podNetwork struct {
+	r  *Runtime
+	sb *sandbox
+}
+
+// Listen opens a TCP listener on port of the pod's address.
+func (n podNetwork) Listen(port int) (net.Listener, error) {
+	n.r.mu.Lock()
+	s := n.sb.serving
+	n.r.mu.Unlock()
+	if s != nil {
+		s.release(port)
 	}
+	return net.Listen("tcp", net.JoinHostPort(n.sb.ip, strconv.Itoa(port)))
+}
+
+// ListenPacket opens a UDP socket on port of the pod's address.
+func (n podNetwork) ListenPacket(port int) (net.PacketConn, error) {
+	return net.ListenPacket("udp", net.JoinHostPort(n.sb.ip, strconv.Itoa(port)))
 }

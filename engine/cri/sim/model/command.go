@@ -47,6 +47,8 @@ var shellImages = []string{"busybox", "alpine", "ubuntu", "debian", "bash", "fed
 //   - a command runs as engine/cri/sim/proc runs it: shell scripts
 //     interpreted, common commands simulated against the container's files
 //     and environment, any other command a server that runs until stopped;
+//   - no command but arguments: agnhost's image runs /agnhost with them, as its
+//     entrypoint; other images run the arguments;
 //   - no command: shell images (busybox, alpine, ubuntu, ...) exit 0 at once,
 //     every other image runs its server until stopped.
 func parseProgram(image string, command, args []string, ann map[string]string) (program, error) {
@@ -63,12 +65,15 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 		}
 		return program{steps: []step{{op: "sleep", d: d}, {op: "exit", code: code}}}, nil
 	}
+	base := path.Base(strings.SplitN(strings.SplitN(image, "@", 2)[0], ":", 2)[0])
+	if i := strings.LastIndex(image, "/"); i >= 0 {
+		base = strings.SplitN(strings.SplitN(image[i+1:], "@", 2)[0], ":", 2)[0]
+	}
+	if len(command) == 0 && len(args) > 0 && base == "agnhost" {
+		command = []string{"/agnhost"} // the image's entrypoint
+	}
 	argv := append(append([]string{}, command...), args...)
 	if len(argv) == 0 {
-		base := path.Base(strings.SplitN(strings.SplitN(image, "@", 2)[0], ":", 2)[0])
-		if i := strings.LastIndex(image, "/"); i >= 0 {
-			base = strings.SplitN(strings.SplitN(image[i+1:], "@", 2)[0], ":", 2)[0]
-		}
 		for _, s := range shellImages {
 			if base == s {
 				return program{steps: []step{{op: "exit", code: 0}}, ignoresTerm: true}, nil

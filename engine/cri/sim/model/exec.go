@@ -76,7 +76,9 @@ func (r *Runtime) execProcess(id string, cmd []string) (proc.Process, error) {
 	if err != nil {
 		return proc.Process{}, err
 	}
-	return proc.Process{Argv: cmd, Env: c.env, FS: c.fs, Sleep: r.wait, Exec: true, UID: c.uid, GID: c.gid, Dir: c.dir}, nil
+	p := r.process(c, cmd)
+	p.Exec = true
+	return p, nil
 }
 
 // running returns container id if it is running, or containerd's error

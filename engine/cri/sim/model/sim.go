@@ -78,6 +78,9 @@ type container struct {
 	uid     int64 // the user and group its processes run as
 	gid     int64
 	dir     string        // their working directory
+	image   string        // its image (normalized)
+	host    string        // its pod's host name
+	net     proc.Network  // where its servers listen
 	stdio   *stdio        // its process's input and terminal, and the attached clients
 	logs    []LogLine     // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
@@ -243,6 +246,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
 		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot), uid: cfg.UID, gid: cfg.GID, dir: cfg.WorkingDir, stdio: stdio,
+		image: cfg.Image, host: sb.cfg.Hostname, net: cfg.Net,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	r.gen++
@@ -318,8 +322,9 @@ func (r *Runtime) runCommand(c *container) {
 	}()
 	stdout, stderr := &logWriter{r: r, c: c, stream: "stdout"}, &logWriter{r: r, c: c, stream: "stderr"}
 	in, out, errw, done := r.outputOf(c, stdout, stderr)
-	code, err := proc.Run(ctx, proc.Process{Argv: c.prog.argv, Env: c.env, FS: c.fs, Stdin: in, Stdout: out, Stderr: errw, Sleep: r.wait,
-		UID: c.uid, GID: c.gid, Dir: c.dir, Terminal: c.stdio.tty})
+	p := r.process(c, c.prog.argv)
+	p.Stdin, p.Stdout, p.Stderr, p.Terminal = in, out, errw, c.stdio.tty
+	code, err := proc.Run(ctx, p)
 	done()
 	c.stdio.close()
 	stdout.flush()
@@ -330,6 +335,12 @@ func (r *Runtime) runCommand(c *container) {
 		}
 		r.exit(c, code)
 	}
+}
+
+// process is argv as a process of container c.
+func (r *Runtime) process(c *container, argv []string) proc.Process {
+	return proc.Process{Argv: argv, Env: c.env, FS: c.fs, Sleep: r.wait, UID: c.uid, GID: c.gid, Dir: c.dir,
+		Image: c.image, Hostname: c.host, Net: c.net}
 }
 
 func (r *Runtime) logged(id string, line LogLine) {

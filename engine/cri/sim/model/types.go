@@ -58,6 +58,8 @@ type ContainerConfig struct {
 	// (closed when an attach's input ends, with StdinOnce and no TTY) and a
 	// terminal.
 	Stdin, StdinOnce, TTY bool
+	// Net is where its servers listen: its pod's address (nil for none).
+	Net proc.Network
 }
 
 // State is a container's lifecycle state.

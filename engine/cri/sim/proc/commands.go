@@ -85,6 +85,18 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		if o, _ := parseNc(rest); !o.listen {
 			return c.nc(ctx, hc, rest)
 		} // nc -l serves, as an unknown command does (below)
+	case "agnhost", "agnhost-2":
+		if c.imageHas("agnhost") {
+			return c.agnhost(ctx, hc, rest)
+		}
+	case "dig":
+		if c.imageHas("dig") {
+			return c.dig(ctx, hc, rest)
+		}
+	case "curl":
+		if c.imageHas("curl") {
+			return c.curl(ctx, hc, rest)
+		}
 	case "ls":
 		return c.ls(hc, rest)
 	case "env", "printenv":
@@ -206,11 +218,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if c.p.Exec {
-		return nil
-	}
-	<-ctx.Done() // a server: it runs until stopped
-	return ctx.Err()
+	return c.unknown(ctx) // a server: it runs until stopped
 }
 
 // nested runs args as a process of its own (a shell a script starts, the

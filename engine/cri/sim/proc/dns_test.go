@@ -14,9 +14,10 @@ import (
 )
 
 // clusterDNS serves, on loopback, what CoreDNS answers for a cluster with
-// Service default/web (10.96.12.34): its A record, no AAAA, its PTR, and
-// NXDOMAIN for any other name. exchange is pointed at it for 10.96.0.10,
-// and finds 10.0.0.99 unreachable, for the test.
+// Service default/web (10.96.12.34): its A record, no AAAA, its PTR, its
+// port http's SRV, and NXDOMAIN for any other name, over UDP and TCP.
+// exchange (and dial, for TCP) is pointed at it for 10.96.0.10, and
+// finds 10.0.0.99 unreachable, for the test.
 func clusterDNS(t *testing.T) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -31,6 +32,9 @@ func clusterDNS(t *testing.T) {
 		case q.Name == "web.default.svc.cluster.local." && q.Qtype == dns.TypeA:
 			rr, _ := dns.NewRR("web.default.svc.cluster.local. 5 IN A 10.96.12.34")
 			m.Answer = append(m.Answer, rr)
+		case q.Name == "_http._tcp.web.default.svc.cluster.local." && q.Qtype == dns.TypeSRV:
+			rr, _ := dns.NewRR("_http._tcp.web.default.svc.cluster.local. 5 IN SRV 0 100 80 web.default.svc.cluster.local.")
+			m.Answer = append(m.Answer, rr)
 		case q.Name == "web.default.svc.cluster.local.":
 		case q.Name == "34.12.96.10.in-addr.arpa." && q.Qtype == dns.TypePTR:
 			rr, _ := dns.NewRR("34.12.96.10.in-addr.arpa. 5 IN PTR web.default.svc.cluster.local.")
@@ -42,6 +46,22 @@ func clusterDNS(t *testing.T) {
 	})}
 	go func() { _ = srv.ActivateAndServe() }()
 	t.Cleanup(func() { _ = srv.Shutdown() })
+	// The same answers over TCP, where dial leads 10.96.0.10:53.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp := &dns.Server{Listener: l, Handler: srv.Handler}
+	go func() { _ = tcp.ActivateAndServe() }()
+	t.Cleanup(func() { _ = tcp.Shutdown() })
+	savedDial := dial
+	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
+		if network == "tcp" && addr == "10.96.0.10:53" {
+			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, l.Addr().String())
+		}
+		return savedDial(ctx, network, addr, timeout)
+	}
+	t.Cleanup(func() { dial = savedDial })
 	saved := exchange
 	exchange = func(ctx context.Context, addr string, m *dns.Msg, timeout time.Duration) (*dns.Msg, error) {
 		if strings.HasPrefix(addr, "10.0.0.99:") {

@@ -45,6 +45,16 @@ type Process struct {
 	UID, GID int64
 	// Dir is the working directory ("/" when empty).
 	Dir string
+	// Image is the container's image (a normalized reference): the
+	// commands that busybox lacks (dig, curl, agnhost) exist only in the
+	// images that have them (see imageHas).
+	Image string
+	// Hostname is the pod's host name (agnhost's servers answer it);
+	// HOSTNAME's value when empty.
+	Hostname string
+	// Net is where the container's servers listen (its pod's address);
+	// nil for none.
+	Net Network
 }
 
 // IsShell reports whether argv0 names a shell.

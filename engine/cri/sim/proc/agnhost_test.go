@@ -1,0 +1,214 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// loopNet is a pod's network on loopback: each port the container listens
+// on gets a free loopback port, and addr says which.
+type loopNet struct {
+	mu    sync.Mutex
+	tcp   map[int]string
+	udp   map[int]string
+	added chan struct{}
+}
+
+func newLoopNet() *loopNet {
+	return &loopNet{tcp: map[int]string{}, udp: map[int]string{}, added: make(chan struct{}, 64)}
+}
+
+func (n *loopNet) Listen(port int) (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err == nil {
+		n.mu.Lock()
+		n.tcp[port] = l.Addr().String()
+		n.mu.Unlock()
+		n.added <- struct{}{}
+	}
+	return l, err
+}
+
+func (n *loopNet) ListenPacket(port int) (net.PacketConn, error) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err == nil {
+		n.mu.Lock()
+		n.udp[port] = pc.LocalAddr().String()
+		n.mu.Unlock()
+		n.added <- struct{}{}
+	}
+	return pc, err
+}
+
+// addr is where the pod's port answers on loopback, "" if nowhere.
+func (n *loopNet) addr(network string, port int) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if network == "udp" {
+		return n.udp[port]
+	}
+	return n.tcp[port]
+}
+
+// startPod runs argv as the main process of a pod named backend-1 at
+// 10.244.1.9 with image and env, until the test ends, and waits until it
+// listens on listening sockets.
+func startPod(t *testing.T, image string, env []string, listening int, argv ...string) *loopNet {
+	t.Helper()
+	n := newLoopNet()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var stderr lockedBuffer
+	go func() {
+		defer close(done)
+		_, _ = Run(ctx, Process{Argv: argv, Env: append([]string{"HOSTNAME=backend-1"}, env...), FS: container(t),
+			Stderr: &stderr, Image: image, Hostname: "backend-1", Net: n, Sleep: func(context.Context, time.Duration) error { return nil }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for range listening {
+		select {
+		case <-n.added:
+		case <-done:
+			t.Fatalf("%q exited: %s", argv, stderr.String())
+		case <-time.After(time.Minute):
+			t.Fatalf("%q did not listen: %s", argv, stderr.String())
+		}
+	}
+	// /dial's connections from the pod reach its own ports through its address.
+	saved := dial
+	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
+		host, p, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(p)
+		if to := n.addr(network, port); host == "10.244.1.9" && to != "" {
+			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, to)
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	t.Cleanup(func() { dial = saved })
+	return n
+}
+
+// ask sends req to the pod's port as a spec's client would: an HTTP(S)
+// GET of the path req, a datagram req, or a bare TCP connect (req "").
+func ask(t *testing.T, n *loopNet, network string, port int, req string) string {
+	t.Helper()
+	transport := network
+	if network == "http" || network == "https" {
+		transport = "tcp"
+	}
+	addr := n.addr(transport, port)
+	if addr == "" {
+		t.Fatalf("nothing listens on %s port %d", network, port)
+	}
+	switch network {
+	case "http", "https":
+		client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := client.Get(network + "://" + addr + req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}
+	conn, err := net.DialTimeout(network, addr, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if req != "" {
+		_, _ = conn.Write([]byte(req))
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	var got bytes.Buffer
+	buf := make([]byte, 2048)
+	k, err := conn.Read(buf)
+	got.Write(buf[:k])
+	if network == "tcp" && err == nil {
+		_, _ = io.Copy(&got, conn)
+	}
+	return got.String()
+}
+
+const agnhostImage = "registry.k8s.io/e2e-test-images/agnhost:2.55"
+
+func TestAgnhostServers(t *testing.T) {
+	type check struct {
+		network string // http, https, tcp, udp
+		port    int
+		req     string
+		want    string
+	}
+	for _, tc := range []struct {
+		argv      []string
+		env       []string
+		listening int
+		checks    []check
+	}{
+		// The Services jig's backends: the host name on a TCP connect and a datagram.
+		{[]string{"/agnhost", "serve-hostname", "--http=false", "--tcp", "--udp"}, nil, 2, []check{
+			{"tcp", 9376, "", "backend-1"}, {"udp", 9376, "x", "backend-1"}}},
+		{[]string{"/agnhost", "serve-hostname", "--port", "8090"}, nil, 1, []check{{"http", 8090, "/", "200 backend-1"}}},
+		{[]string{"agnhost", "netexec", "--http-port=80", "--udp-port=80"}, nil, 2, []check{
+			{"http", 80, "/hostname", "200 backend-1"},
+			{"http", 80, "/hostName", "200 backend-1"},
+			{"http", 80, "/echo?msg=hello", "200 hello"},
+			{"http", 80, "/healthz", "200 "},
+			{"http", 80, "/shell?shellCommand=echo+$HOSTNAME", `200 {"output":"backend-1\n"}`},
+			// The pod dials itself, over HTTP and UDP, and a port where nothing listens.
+			{"http", 80, "/dial?request=hostname&protocol=http&host=10.244.1.9&port=80&tries=2", `200 {"responses":["backend-1","backend-1"]}`},
+			{"http", 80, "/dial?request=hostname&protocol=udp&host=10.244.1.9&port=80&tries=1", `200 {"responses":["backend-1"]}`},
+			{"http", 80, "/dial?request=hostname&protocol=http&host=10.244.1.9&port=81&tries=1",
+				`200 {"errors":["Get \"http://10.244.1.9:81/hostname\": dial tcp: connect: connection refused"]}`},
+			{"http", 80, "/dial?protocol=http&host=10.244.1.9&port=80", "400 request parameter not specified. <nil>\n"},
+			{"udp", 80, "hostname", "backend-1"},
+			{"udp", 80, "echo Hello", "hello"},
+		}},
+		// The image's entrypoint with netexec's defaults: HTTP 8080, UDP 8081.
+		{[]string{"/agnhost-2", "netexec"}, nil, 2, []check{{"http", 8080, "/hostname", "200 backend-1"}, {"udp", 8081, "hostname", "backend-1"}}},
+		{[]string{"/agnhost", "porter"}, []string{"SERVE_PORT_160=foo", "SERVE_TLS_PORT_443=tls foo", "SERVE_UDP_PORT_162=bar"}, 3, []check{
+			{"http", 160, "/", "200 foo"}, {"https", 443, "/", "200 tls foo"}, {"udp", 162, "x", "bar"}}},
+		{[]string{"sh", "-c", "echo OK > /data/a; exec /agnhost test-webserver"}, nil, 1, []check{
+			{"http", 80, "/data/a", "200 OK\n"}, {"http", 80, "/data/b", "404 404 page not found\n"}}},
+	} {
+		n := startPod(t, agnhostImage, tc.env, tc.listening, tc.argv...)
+		for _, c := range tc.checks {
+			if got := ask(t, n, c.network, c.port, c.req); got != c.want {
+				t.Errorf("%q: %s %d %q answered %q, want %q", tc.argv, c.network, c.port, c.req, got, c.want)
+			}
+		}
+	}
+}
+
+// Only agnhost's image has agnhost (and dig, curl): in busybox's the same
+// command is an unknown one, which listens nowhere.
+func TestAgnhostOnlyInItsImage(t *testing.T) {
+	for _, tc := range []struct {
+		image string
+		argv  []string
+		code  int
+		out   string
+	}{
+		{agnhostImage, []string{"/agnhost", "dns-suffix"}, 0, "default.svc.cluster.local,svc.cluster.local,cluster.local\n"},
+		{agnhostImage, []string{"/agnhost", "dns-server-list"}, 0, "10.96.0.10\n"},
+		{"docker.io/library/busybox:1.36", []string{"/agnhost", "dns-suffix"}, 0, ""},
+		{"docker.io/library/busybox:1.36", []string{"/agnhost", "netexec"}, 0, ""},
+	} {
+		var out bytes.Buffer
+		code, err := Run(context.Background(), Process{Argv: tc.argv, FS: pod(t, "10.96.0.10"), Stdout: &out, Exec: true, Image: tc.image})
+		if err != nil || code != tc.code || out.String() != tc.out {
+			t.Errorf("%q in %s: exit %d (%v), stdout %q, want exit %d, %q", tc.argv, tc.image, code, err, out.String(), tc.code, tc.out)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package proc
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// curlService serves web's Service 10.96.12.34:80 on loopback: its
+// hostname at /, 404 elsewhere. dial leads there; 10.96.0.99:80 refuses
+// and 10.96.0.98:80 times out.
+func curlService(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" && r.URL.Path != "/hostname" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("web-1")) //nolint:errcheck
+	}))
+	t.Cleanup(srv.Close)
+	saved := dial
+	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
+		switch addr {
+		case "10.96.12.34:80":
+			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		case "10.96.0.99:80":
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		case "10.96.0.98:80":
+			if timeout != 2*time.Second {
+				t.Errorf("curl connected with a timeout of %v, want --connect-timeout's 2s", timeout)
+			}
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+		}
+		return saved(ctx, network, addr, timeout)
+	}
+	t.Cleanup(func() { dial = saved })
+}
+
+// curl as the Services specs run it from an exec pod (session affinity,
+// NodePorts): the body alone on stdout, silent failures with curl's codes.
+func TestCurl(t *testing.T) {
+	clusterDNS(t)
+	curlService(t)
+	for _, tc := range []struct {
+		argv   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"curl", "-q", "-s", "--connect-timeout", "2", "--max-time", "60", "http://10.96.12.34:80/"}, 0, "web-1", ""},
+		{[]string{"curl", "-q", "-s", "--connect-timeout", "2", "http://web:80/"}, 0, "web-1", ""},
+		{[]string{"curl", "-g", "-q", "-s", "10.96.12.34/hostname"}, 0, "web-1", ""},
+		{[]string{"sh", "-c", "curl -q -s --connect-timeout 2 http://10.96.0.99:80/; test \"$?\" -ne \"0\""}, 0, "", ""},
+		{[]string{"curl", "-s", "--connect-timeout", "2", "http://10.96.0.99/"}, 7, "", ""},
+		{[]string{"curl", "-s", "--connect-timeout", "2", "http://10.96.0.98/"}, 28, "", ""},
+		{[]string{"curl", "-sS", "http://nothere/"}, 6, "", "curl: (6) Could not resolve host: nothere\n"},
+		{[]string{"curl", "-s", "http://10.96.12.34/missing"}, 0, "404 page not found\n", ""},
+		{[]string{"curl", "-sf", "http://10.96.12.34/missing"}, 22, "", ""},
+		{[]string{"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://10.96.12.34/"}, 0, "200", ""},
+		{[]string{"curl", "-Z", "http://10.96.12.34/"}, 2, "",
+			"curl: option -Z: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n"},
+	} {
+		code, stdout, stderr := runIn(t, agnhostImage, "10.96.0.10", tc.argv...)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr %q", tc.argv, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}

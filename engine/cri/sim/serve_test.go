@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/model"
+)
+
+// A pod answers "ok" on its declared port until its container's program
+// listens there: agnhost netexec, started by its image's entrypoint, then
+// answers as agnhost does, on the port it declared and on its UDP port,
+// which the pod did not declare; when it stops, nothing answers.
+func TestContainerProgramListensOnThePodAddress(t *testing.T) {
+	ctx := context.Background()
+	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown(ctx) //nolint:errcheck
+	image := &runtimeapi.ImageSpec{Image: "registry.k8s.io/e2e-test-images/agnhost:2.55"}
+	if _, err := r.PullImage(ctx, image, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "backend", Namespace: "default", Uid: "u1"},
+		Hostname: "backend-1", LogDirectory: t.TempDir(), PortMappings: []*runtimeapi.PortMapping{{ContainerPort: 8080}}}
+	sandbox, err := r.RunPodSandbox(ctx, sb, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.PodSandboxStatus(ctx, sandbox, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := st.GetStatus().GetNetwork().GetIp()
+	get := func(path string) (string, error) {
+		client := &http.Client{Timeout: 30 * time.Second}
+		resp, err := client.Get("http://" + net.JoinHostPort(ip, "8080") + path)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	if got, err := get("/hostname"); err != nil || got != "ok\n" {
+		t.Fatalf("before the container: %q, %v; want the pod's own ok", got, err)
+	}
+	id, err := r.CreateContainer(ctx, sandbox, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "netexec"},
+		Image: image, Args: []string{"netexec", "--http-port=8080", "--udp-port=8081"}, LogPath: "netexec/0.log"}, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for got, _ := get("/hostname"); got != "backend-1"; got, _ = get("/hostname") {
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(sb.LogDirectory, "netexec/0.log"))
+			t.Fatalf("netexec's /hostname answers %q, want backend-1; its log:\n%s", got, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	conn, err := net.Dial("udp", net.JoinHostPort(ip, "8081"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = conn.Write([]byte("hostname"))
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 100)
+	if n, err := conn.Read(buf); err != nil || string(buf[:n]) != "backend-1" {
+		t.Errorf("UDP hostname: %q, %v; want backend-1", buf[:n], err)
+	}
+	if err := r.StopContainer(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for got, err := get("/hostname"); err == nil; got, err = get("/hostname") {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the container stopped, port 8080 still answers %q", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
