@@ -31,11 +31,13 @@ type Network interface {
 }
 
 // imageCommands are the programs beyond busybox's that an image has, by
-// its repository's name: agnhost's image (Debian's, test/images/agnhost's
-// Dockerfile) has dig and curl; jessie-dnsutils has dig.
+// its repository's name: agnhost's image (test/images/agnhost's
+// Dockerfile) has dig and curl; the DNS specs' glibc-dns-testing
+// (Debian's dnsutils) and jessie-dnsutils have dig.
 var imageCommands = map[string][]string{
-	"agnhost":         {"agnhost", "dig", "curl"},
-	"jessie-dnsutils": {"dig"},
+	"agnhost":           {"agnhost", "dig", "curl"},
+	"glibc-dns-testing": {"dig"},
+	"jessie-dnsutils":   {"dig"},
 	"dnsutils":        {"dig"},
 	"curl":            {"curl"},
 	"netshoot":        {"dig", "curl"},
