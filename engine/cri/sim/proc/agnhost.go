@@ -38,9 +38,9 @@ var imageCommands = map[string][]string{
 	"agnhost":           {"agnhost", "dig", "curl"},
 	"glibc-dns-testing": {"dig"},
 	"jessie-dnsutils":   {"dig"},
-	"dnsutils":        {"dig"},
-	"curl":            {"curl"},
-	"netshoot":        {"dig", "curl"},
+	"dnsutils":          {"dig"},
+	"curl":              {"curl"},
+	"netshoot":          {"dig", "curl"},
 }
 
 // imageHas reports whether the container's image has the program name.
