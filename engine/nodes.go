@@ -41,9 +41,12 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 		return err
 	}
 	set := nodeset.Config{Nodes: cfg.Nodes, DataDir: e.DataDir, Tracer: e.Tracer, Seed: cfg.Seed, Speed: e.Speed,
-		KeepState: true, Containerd: cfg.Containerd, Routes: func(i int) []string { return e.podRoutes(cfg, i) },
+		KeepState: true, Routes: func(i int) []string { return e.podRoutes(cfg, i) },
 		Credentials: e.nodeCredentials(), ClusterDNS: e.dnsServers, MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod,
 		Tracing: tracing}
+	if cfg.Containerd != nil {
+		set.Runtime = cfg.Containerd.NewNode
+	}
 	if cfg.Untraced {
 		set.Tracer = nil
 	}

@@ -116,9 +116,12 @@ func (a *Agent) Start(ctx context.Context) error {
 // loopback with a self-signed certificate as a kubelet makes one without a
 // serving certificate, answers only this machine.
 func (a *Agent) startNodes(ctx context.Context) error {
-	set, err := nodeset.Start(ctx, nodeset.Config{Nodes: a.cfg.Nodes, DataDir: a.cfg.DataDir, Tracer: a.cfg.Tracer,
-		Seed: a.cfg.Seed, Containerd: a.cfg.Containerd, Credentials: a.credentials, ReportReady: true,
-		ClusterDNS: a.cfg.ClusterDNS})
+	cfg := nodeset.Config{Nodes: a.cfg.Nodes, DataDir: a.cfg.DataDir, Tracer: a.cfg.Tracer,
+		Seed: a.cfg.Seed, Credentials: a.credentials, ReportReady: true, ClusterDNS: a.cfg.ClusterDNS}
+	if a.cfg.Containerd != nil {
+		cfg.Runtime = a.cfg.Containerd.NewNode
+	}
+	set, err := nodeset.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}

@@ -3,7 +3,6 @@ package nodeset
 import (
 	"context"
 
-	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -13,15 +12,38 @@ const NodeNotReady = "node-not-ready"
 // watchFaults starts the set's two fault watchers, which run until ctx
 // ends: node-not-ready faults take their nodes' readiness (watchNodeFaults),
 // and ready faults make the simulated pods stop or resume answering on
-// their addresses (crihooks.RecheckOnFaults). Without a Tracer there are
-// no faults to follow.
+// their addresses (recheckOnFaults). Without a Tracer there are no faults
+// to follow.
 func (s *Set) watchFaults(ctx context.Context) {
 	if s.cfg.Tracer == nil {
 		return
 	}
 	go s.watchNodeFaults(ctx)
-	if len(s.sims) > 0 {
-		go crihooks.RecheckOnFaults(ctx, s.cfg.Tracer, s.sims)
+	var rechecks []func()
+	for _, r := range s.runtimes {
+		if r.Recheck != nil {
+			rechecks = append(rechecks, r.Recheck)
+		}
+	}
+	if len(rechecks) > 0 {
+		go s.recheckOnFaults(ctx, rechecks)
+	}
+}
+
+// recheckOnFaults calls each runtime's Recheck whenever the faults change
+// (a ready fault makes its simulated pods stop answering, its removal
+// makes them answer again), until ctx ends.
+func (s *Set) recheckOnFaults(ctx context.Context, rechecks []func()) {
+	for {
+		changed := s.cfg.Tracer.Faults.Changed()
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+		for _, recheck := range rechecks {
+			recheck()
+		}
 	}
 }
 

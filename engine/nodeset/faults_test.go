@@ -46,7 +46,7 @@ func TestNotReady(t *testing.T) {
 func TestWatchNodeFaults(t *testing.T) {
 	tr := trace.New(clock.RealClock{}, trace.NewHub())
 	s := &Set{cfg: Config{Tracer: tr}, hooks: []*crihooks.Hooks{
-		crihooks.New(tr, "node-1", nil, nil), crihooks.New(tr, "node-2", nil, nil)}}
+		crihooks.New(tr, "node-1"), crihooks.New(tr, "node-2")}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.watchFaults(ctx)

@@ -1,7 +1,8 @@
 // Package nodeset builds and runs a set of podtrace nodes: one real kubelet
-// (engine/node) per node, each on its container runtime (the simulated one,
-// engine/cri/sim, or a containerd of the node's own, engine/cri/containerd)
-// behind podtrace's CRI interposer (engine/hooks/cri), and the two watchers
+// (engine/node) per node, each on the container runtime a cri.Factory
+// starts for it (engine/cri: the simulated one, engine/cri/sim, by default;
+// a containerd of the node's own, engine/cri/containerd) behind podtrace's
+// CRI interposer (engine/hooks/cri), the runtime's observer, and the two watchers
 // that keep the nodes in step with the tracer's faults (faults.go). The
 // embedded cluster (engine) and the node agents (engine/agent) both run
 // their nodes with it.
@@ -14,15 +15,13 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 	tracingapi "k8s.io/component-base/tracing/api/v1"
 
-	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
-	crisim "github.com/podtrace/podtrace/engine/cri/sim"
+	"github.com/podtrace/podtrace/engine/cri"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/nodes"
@@ -34,7 +33,7 @@ type Config struct {
 	// Nodes to run a kubelet for.
 	Nodes []nodes.Spec
 	// DataDir holds each node's kubelet root directory (kubelet/NODE) and
-	// its simulated runtime's files (runtime/NODE).
+	// its runtime's files (runtime/NODE, cri.Config.Dir).
 	DataDir string
 	// Tracer receives the node-side stage events and holds the faults the
 	// nodes follow; nil runs every kubelet straight on its runtime, with no
@@ -49,12 +48,12 @@ type Config struct {
 	// the next set on the same DataDir finds them, as a node finds its
 	// containers after a reboot.
 	KeepState bool
-	// Containerd, when set, runs each node on a containerd of its own (its
-	// CRI plugin), started from Containerd, which the caller closes after
-	// the set; else each node runs on the simulated runtime.
-	Containerd *crictrd.Host
+	// Runtime, when set, starts each node's container runtime (a containerd
+	// host's NewNode, which the caller closes after the set); else each
+	// node runs on the simulated runtime (engine/cri/sim's NewNode).
+	Runtime cri.Factory
 	// Routes, when set, are the ranges node i's pods route through their
-	// gateway on containerd (engine/cri/containerd's StartNode).
+	// gateway, on a runtime with real pod networks (cri.Config.Routes).
 	Routes func(i int) []string
 	// Credentials gives node i its identity; required.
 	Credentials func(i int, n nodes.Spec) (Credentials, error)
@@ -91,10 +90,7 @@ type Set struct {
 	cfg      Config
 	kubelets []*node.Node
 	hooks    []*crihooks.Hooks // by node; nil without a Tracer
-	sims     []*crisim.Runtime // the simulated runtimes, shut down by Shutdown
-
-	mu     sync.Mutex
-	byName map[string]*crihooks.Hooks // the interposers made so far
+	runtimes []cri.Node        // by node, as their factory made them
 }
 
 // Start builds every node's runtime and interposer, then starts the
@@ -105,10 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Set, error) {
 	if cfg.Credentials == nil {
 		return nil, errors.New("nodeset: Credentials is required")
 	}
-	s := &Set{cfg: cfg, byName: map[string]*crihooks.Hooks{}}
-	if cfg.Containerd != nil {
-		cfg.Containerd.HandlePlugin(s.pluginHandler)
-	}
+	s := &Set{cfg: cfg}
 	runtimes := make([]nodeRuntime, len(cfg.Nodes))
 	for i := range cfg.Nodes {
 		rt, err := s.newRuntime(ctx, i)
@@ -116,6 +109,7 @@ func Start(ctx context.Context, cfg Config) (*Set, error) {
 			return nil, err
 		}
 		runtimes[i] = rt
+		s.runtimes = append(s.runtimes, rt.Node)
 		if rt.hooks != nil {
 			s.hooks = append(s.hooks, rt.hooks)
 		}
@@ -144,8 +138,8 @@ func (s *Set) startKubelet(ctx context.Context, i int, rt nodeRuntime) (*node.No
 		return nil, err
 	}
 	c := node.Config{Spec: n, Dir: filepath.Join(s.cfg.DataDir, "kubelet", n.Name), KubeConfig: cred.KubeConfig,
-		Runtime: rt.runtime, Images: rt.images, ServingCert: cred.ServingCert, ClientCAFile: cred.ClientCAFile,
-		NodeIP: cred.NodeIP, MaxContainerRestartPeriod: s.cfg.MaxContainerRestartPeriod, RealContainers: s.cfg.Containerd != nil,
+		Runtime: rt.Runtime, Images: rt.Images, ServingCert: cred.ServingCert, ClientCAFile: cred.ClientCAFile,
+		NodeIP: cred.NodeIP, MaxContainerRestartPeriod: s.cfg.MaxContainerRestartPeriod, RealContainers: rt.RealContainers,
 		ClusterDNS: s.cfg.ClusterDNS, Tracing: s.cfg.Tracing, TracerProvider: rt.tracerProvider}
 	if rt.hooks != nil {
 		c.Tracker, c.OnEvent = rt.hooks.Tracker, rt.hooks.OnEvent
@@ -172,24 +166,15 @@ func (s *Set) Stop() {
 	}
 }
 
-// Shutdown saves the simulated runtimes' records a last time (with
-// KeepState) and stops them: from then on they write nothing under
-// DataDir.
+// Shutdown stops the runtimes that the set stops (cri.Node.Close: the
+// simulated ones, which save their records a last time with KeepState):
+// from then on they write nothing under DataDir.
 func (s *Set) Shutdown(ctx context.Context) {
-	for _, r := range s.sims {
-		_ = r.Shutdown(ctx)
+	for _, r := range s.runtimes {
+		if r.Close != nil {
+			_ = r.Close(ctx)
+		}
 	}
-}
-
-// pluginHandler is the interposer of node, which answers its containerd's
-// podtrace-cni; nil before the node's runtime is built.
-func (s *Set) pluginHandler(node string) crictrd.PluginHandler {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h := s.byName[node]; h != nil {
-		return h
-	}
-	return nil
 }
 
 // errNode wraps err with the node it happened on.

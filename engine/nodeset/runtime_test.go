@@ -7,14 +7,16 @@ import (
 
 	"k8s.io/utils/clock"
 
-	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
+	"github.com/podtrace/podtrace/engine/cri"
+	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
 )
 
-// TestSimRuntime builds simulated runtimes as Start does: with a Tracer
-// each sits behind an interposer that answers its node's plugin calls and
-// follows faults; without one the kubelet would drive the runtime itself.
+// TestSimRuntime builds simulated runtimes as Start does, through the
+// default factory: with a Tracer each sits behind an interposer, its
+// observer, that follows faults; without one the kubelet drives the
+// runtime itself.
 func TestSimRuntime(t *testing.T) {
 	tr := trace.New(clock.RealClock{}, trace.NewHub())
 	for _, tt := range []struct {
@@ -30,33 +32,62 @@ func TestSimRuntime(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			dir := t.TempDir()
-			s := &Set{cfg: Config{Nodes: nodes.Defaults(2), DataDir: dir, Tracer: tt.tracer, KeepState: tt.keepState},
-				byName: map[string]*crihooks.Hooks{}}
-			defer s.Shutdown(context.Background())
+			s := &Set{cfg: Config{Nodes: nodes.Defaults(2), DataDir: dir, Tracer: tt.tracer, KeepState: tt.keepState}}
 			rt, err := s.newRuntime(ctx, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(s.sims) != 1 || rt.runtime == nil || rt.images == nil {
-				t.Fatalf("runtime %+v, %d simulated runtimes; want node-2's", rt, len(s.sims))
+			s.runtimes = append(s.runtimes, rt.Node)
+			if rt.Runtime == nil || rt.Images == nil || rt.Close == nil || rt.Recheck == nil || rt.RealContainers {
+				t.Fatalf("runtime %+v: want node-2's simulated runtime", rt)
 			}
 			traced := tt.tracer != nil
-			if (rt.hooks != nil) != traced || (s.pluginHandler("node-2") != nil) != traced {
-				t.Errorf("interposer %v, plugin handler %v; want both %v", rt.hooks != nil, s.pluginHandler("node-2") != nil, traced)
+			if (rt.hooks != nil) != traced {
+				t.Errorf("interposer %v, want %v", rt.hooks != nil, traced)
 			}
-			if traced && (rt.hooks.NodeName() != "node-2" || rt.runtime == any(s.sims[0])) {
-				t.Errorf("the kubelet drives %T of %s, want the interposer of node-2", rt.runtime, rt.hooks.NodeName())
+			if _, direct := rt.Runtime.(*crisim.Runtime); direct == traced || traced && rt.hooks.NodeName() != "node-2" {
+				t.Errorf("the kubelet drives %T (traced %v), want the interposer of node-2 with a Tracer", rt.Runtime, traced)
 			}
-			if s.pluginHandler("node-1") != nil {
-				t.Error("a plugin handler for node-1, whose runtime was not built")
-			}
-			if err := s.sims[0].Save(ctx); err != nil {
-				t.Fatal(err)
-			}
+			s.Shutdown(context.Background()) // saves a last time, with KeepState
 			if got, _ := filepath.Glob(filepath.Join(dir, "runtime", "node-2.json")); (len(got) == 1) != tt.keepState {
 				t.Errorf("state file %v with KeepState %v", got, tt.keepState)
 			}
 		})
+	}
+}
+
+// TestRuntimeFactory starts each node through Config.Runtime with the
+// node's settings, and the set's Tracer as each node's observer.
+func TestRuntimeFactory(t *testing.T) {
+	tr := trace.New(clock.RealClock{}, trace.NewHub())
+	var got []cri.Config
+	factory := func(ctx context.Context, cfg cri.Config) (cri.Node, error) {
+		got = append(got, cfg)
+		n, err := crisim.NewNode(ctx, cri.Config{Name: cfg.Name, PodCIDR: cfg.PodCIDR})
+		n.RealContainers = true
+		return n, err
+	}
+	dir := t.TempDir()
+	s := &Set{cfg: Config{Nodes: nodes.Defaults(2), DataDir: dir, Tracer: tr, Seed: 7, Runtime: factory,
+		Routes: func(i int) []string { return []string{"10.96.0.0/12"} }}}
+	defer s.Shutdown(context.Background())
+	for i := range 2 {
+		rt, err := s.newRuntime(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.runtimes = append(s.runtimes, rt.Node)
+		if !rt.RealContainers || rt.hooks == nil || rt.tracerProvider == nil {
+			t.Errorf("node %d: %+v, want the factory's runtime behind an interposer, with the kubelet's tracer provider", i, rt)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("factory called %d times, want 2", len(got))
+	}
+	n := got[1]
+	if n.Name != "node-2" || n.Seed != 8 || n.Dir != filepath.Join(dir, "runtime", "node-2") || n.StateFile != "" ||
+		len(n.Routes) != 1 || n.Observer == nil || n.KubeletTracerProvider == nil || n.NewTracerProvider != nil {
+		t.Errorf("node-2's runtime config %+v", n)
 	}
 }
 

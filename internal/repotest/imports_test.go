@@ -23,23 +23,36 @@ import (
 //   - engine and tui meet only in source/... (the UI's sources) and
 //     cmd/podtrace;
 //   - cmd/podtrace (flags and wiring) never imports engine/trace itself:
-//     the sources and source/stream own the event hub.
+//     the sources and source/stream own the event hub;
+//   - the seams (engine/hooks/...) never import a container runtime
+//     (engine/cri/NAME/...), only engine/cri's contract.
 //
 // "Imports" is transitive and counts each package's tests, except in the
-// last rule, which is about what cmd/podtrace imports directly.
+// last two rules: cmd/podtrace's is about what it imports directly, and
+// the seams' about their code (their tests may run a real runtime).
 
 // under reports whether rel is dir or a package below it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 // importViolations checks the dependency graph deps (each package of
-// module mod mapped to every package it depends on, directly or not) and
-// direct (each package mapped to the packages it imports itself) and
-// returns one line per broken rule, sorted.
-func importViolations(mod string, deps, direct map[string][]string) []string {
+// module mod mapped to every package it depends on, directly or not, its
+// tests included), code (the same without tests) and direct (each package
+// mapped to the packages it imports itself) and returns one line per
+// broken rule, sorted.
+func importViolations(mod string, deps, code, direct map[string][]string) []string {
 	var out []string
 	for _, d := range direct[mod+"/cmd/podtrace"] {
 		if drel, ok := relative(mod, d); ok && under(drel, "engine/trace") {
 			out = append(out, fmt.Sprintf("cmd/podtrace imports %s: cmd/podtrace never reaches into engine/trace", drel))
+		}
+	}
+	for pkg, ds := range code {
+		if rel, ok := relative(mod, pkg); ok && under(rel, "engine/hooks") {
+			for _, d := range ds {
+				if drel, ok := relative(mod, d); ok && strings.HasPrefix(drel, "engine/cri/") {
+					out = append(out, fmt.Sprintf("%s imports %s: the seams reach a runtime only through engine/cri's contract", rel, drel))
+				}
+			}
 		}
 	}
 	for pkg, ds := range deps {
@@ -101,9 +114,9 @@ func packageName(importPath string) string {
 }
 
 // moduleGraph runs go list on every package of the module in root, tests
-// included, and returns the module path, the dependency graph and each
-// package's direct imports.
-func moduleGraph(t *testing.T, root string) (mod string, deps, direct map[string][]string) {
+// included, and returns the module path, the dependency graph with and
+// without tests, and each package's direct imports.
+func moduleGraph(t *testing.T, root string) (mod string, deps, code, direct map[string][]string) {
 	t.Helper()
 	goCmd := func(args ...string) []byte {
 		cmd := exec.Command("go", args...)
@@ -118,7 +131,7 @@ func moduleGraph(t *testing.T, root string) (mod string, deps, direct map[string
 	}
 	mod = strings.TrimSpace(string(goCmd("list", "-m")))
 	dec := json.NewDecoder(bytes.NewReader(goCmd("list", "-e", "-test", "-json=ImportPath,Deps,Imports", "./...")))
-	deps, direct = map[string][]string{}, map[string][]string{}
+	deps, code, direct = map[string][]string{}, map[string][]string{}, map[string][]string{}
 	for {
 		var p struct {
 			ImportPath string
@@ -142,13 +155,16 @@ func moduleGraph(t *testing.T, root string) (mod string, deps, direct map[string
 		if _, ok := deps[name]; !ok {
 			deps[name] = nil
 		}
+		if p.ImportPath == name { // the package itself, not its tests
+			code[name] = p.Deps
+		}
 		for _, d := range p.Imports {
 			if d = packageName(d); d != "" && !slices.Contains(direct[name], d) {
 				direct[name] = append(direct[name], d)
 			}
 		}
 	}
-	return mod, deps, direct
+	return mod, deps, code, direct
 }
 
 // TestImportRules checks the layer rules on the repository's packages.
@@ -157,13 +173,16 @@ func TestImportRules(t *testing.T) {
 		t.Skip("go command not found")
 	}
 	root := repoRoot(t)
-	mod, deps, direct := moduleGraph(t, root)
+	mod, deps, code, direct := moduleGraph(t, root)
 	for _, want := range []string{"stages", "engine", "tui", "themes", "cmd/podtrace"} {
 		if _, ok := deps[mod+"/"+want]; !ok {
 			t.Fatalf("go list did not report %s/%s: the check would prove nothing", mod, want)
 		}
 	}
-	for _, v := range importViolations(mod, deps, direct) {
+	if len(code[mod+"/engine/hooks/cri"]) == 0 {
+		t.Fatalf("go list did not report %s/engine/hooks/cri's code: the seams' rule would prove nothing", mod)
+	}
+	for _, v := range importViolations(mod, deps, code, direct) {
 		t.Error(v)
 	}
 }
@@ -183,7 +202,8 @@ func TestImportViolations(t *testing.T) {
 		"example.com/other/tui": {"example.com/other/engine"},
 	}
 	cleanDirect := map[string][]string{p("cmd/podtrace"): {p("engine"), p("source/live"), p("tui")}}
-	if v := importViolations(m, clean, cleanDirect); len(v) != 0 {
+	cleanCode := map[string][]string{p("engine/hooks/cri"): {p("engine/cri"), p("engine/trace"), p("stages")}}
+	if v := importViolations(m, clean, cleanCode, cleanDirect); len(v) != 0 {
 		t.Fatalf("clean graph reported %q", v)
 	}
 	for _, tt := range []struct {
@@ -201,14 +221,19 @@ func TestImportViolations(t *testing.T) {
 	} {
 		graph := maps.Clone(clean)
 		graph[p(tt.pkg)] = tt.deps
-		if got := importViolations(m, graph, cleanDirect); !slices.Contains(got, tt.want) {
+		if got := importViolations(m, graph, cleanCode, cleanDirect); !slices.Contains(got, tt.want) {
 			t.Errorf("%s → %v: got %q, want %q", tt.pkg, tt.deps, got, tt.want)
 		}
 	}
 	direct := map[string][]string{p("cmd/podtrace"): {p("engine"), p("engine/trace")}}
 	want := "cmd/podtrace imports engine/trace: cmd/podtrace never reaches into engine/trace"
-	if got := importViolations(m, clean, direct); !slices.Contains(got, want) {
+	if got := importViolations(m, clean, cleanCode, direct); !slices.Contains(got, want) {
 		t.Errorf("cmd/podtrace importing engine/trace: got %q, want %q", got, want)
+	}
+	seam := map[string][]string{p("engine/hooks/cri"): {p("engine/cri"), p("engine/cri/containerd/cniwire")}}
+	want = "engine/hooks/cri imports engine/cri/containerd/cniwire: the seams reach a runtime only through engine/cri's contract"
+	if got := importViolations(m, clean, seam, cleanDirect); !slices.Contains(got, want) {
+		t.Errorf("a seam importing a runtime: got %q, want %q", got, want)
 	}
 }
 

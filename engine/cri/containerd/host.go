@@ -130,9 +130,6 @@ func StartHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	return h, nil
 }
 
-// HandlePlugin sets what answers podtrace-cni for each node (by name).
-func (h *Host) HandlePlugin(handler func(node string) PluginHandler) { h.plugins.setHandler(handler) }
-
 // Close stops every node (removing its pods) and the registry.
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	criclient "k8s.io/cri-client/pkg"
 
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
 	"github.com/podtrace/podtrace/images"
 )
@@ -92,6 +93,21 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string, tp oteltrace
 	h.nodes = append(h.nodes, n)
 	h.mu.Unlock()
 	return n, nil
+}
+
+// NewNode is containerd's cri.Factory on h: the node's containerd
+// (StartNode), whose CRI client shares the kubelet's tracer provider,
+// with cfg's Observer answering the node's podtrace-cni. The node stops
+// with h (Close).
+func (h *Host) NewNode(ctx context.Context, cfg cri.Config) (cri.Node, error) {
+	n, err := h.StartNode(ctx, cfg.Name, cfg.PodCIDR, cfg.KubeletTracerProvider, cfg.Routes...)
+	if err != nil {
+		return cri.Node{}, err
+	}
+	if cfg.Observer != nil {
+		h.plugins.observe(cfg.Name, cfg.Observer)
+	}
+	return cri.Node{Runtime: n.Runtime, Images: n.Images, RealContainers: true}, nil
 }
 
 // Close removes the node's pods (what a machine's reboot does to them),

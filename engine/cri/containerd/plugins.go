@@ -6,19 +6,11 @@ import (
 	"net"
 	"sync"
 
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/containerd/cniwire"
 )
-
-// PluginHandler answers podtrace-cni for one node: it makes each ADD the
-// pod's cni stage and notes each DEL.
-type PluginHandler interface {
-	// PluginAdd is asked before the delegated ADD. It returns the error
-	// the plugin should fail with (a fault) without calling run, or calls
-	// run, which lets the delegate run and returns what it did.
-	PluginAdd(ctx context.Context, req cniwire.Request, rangeSet string, run func() cniwire.Report) error
-	// PluginDel is told what a DEL did.
-	PluginDel(req cniwire.Request, r cniwire.Report)
-}
 
 // pluginServer listens for podtrace-cni on a unix socket.
 type pluginServer struct {
@@ -26,9 +18,9 @@ type pluginServer struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	handler func(node string) PluginHandler
-	ranges  map[string]string // node → its pod range set, as host-local words it
+	mu        sync.Mutex
+	observers map[string]cri.Observer // node → what answers its podtrace-cni
+	ranges    map[string]string       // node → its pod range set, as host-local words it
 }
 
 func listenPlugins(path string) (*pluginServer, error) {
@@ -37,7 +29,7 @@ func listenPlugins(path string) (*pluginServer, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &pluginServer{ln: ln, ctx: ctx, cancel: cancel, ranges: map[string]string{}}
+	s := &pluginServer{ln: ln, ctx: ctx, cancel: cancel, observers: map[string]cri.Observer{}, ranges: map[string]string{}}
 	go s.serve()
 	return s, nil
 }
@@ -45,9 +37,11 @@ func listenPlugins(path string) (*pluginServer, error) {
 // addr is the socket's path, for the plugin's configuration.
 func (s *pluginServer) addr() string { return s.ln.Addr().String() }
 
-func (s *pluginServer) setHandler(h func(node string) PluginHandler) {
+// observe makes obs answer node's podtrace-cni: each ADD is its
+// NetworkAdd, each DEL its NetworkDel.
+func (s *pluginServer) observe(node string, obs cri.Observer) {
 	s.mu.Lock()
-	s.handler = h
+	s.observers[node] = obs
 	s.mu.Unlock()
 }
 
@@ -67,8 +61,8 @@ func (s *pluginServer) serve() {
 	}
 }
 
-// handle runs one exchange. Without a handler for the node, the command
-// just goes ahead.
+// handle runs one exchange. Without an observer for the node, the
+// command just goes ahead.
 func (s *pluginServer) handle(c *cniwire.Conn) {
 	defer c.Close()
 	var req cniwire.Request
@@ -76,10 +70,7 @@ func (s *pluginServer) handle(c *cniwire.Conn) {
 		return
 	}
 	s.mu.Lock()
-	var h PluginHandler
-	if s.handler != nil {
-		h = s.handler(req.Node)
-	}
+	obs := s.observers[req.Node]
 	rangeSet := s.ranges[req.Node]
 	s.mu.Unlock()
 	report := func() cniwire.Report {
@@ -94,17 +85,32 @@ func (s *pluginServer) handle(c *cniwire.Conn) {
 		return r
 	}
 	switch {
-	case h == nil:
+	case obs == nil:
 		report()
 	case req.Command == "ADD":
 		ran := false
-		err := h.PluginAdd(s.ctx, req, rangeSet, func() cniwire.Report { ran = true; return report() })
+		n := cri.Network{Pod: &runtimeapi.PodSandboxMetadata{Namespace: req.Namespace, Name: req.Name, Uid: req.UID},
+			SandboxID: req.Sandbox, RangeSet: rangeSet, Plugin: PluginName, Delegating: true}
+		_, err := obs.NetworkAdd(s.ctx, n, func() (string, error) {
+			ran = true
+			r := report()
+			return r.IP, reportError(r)
+		})
 		if err != nil && !ran {
 			_ = c.Send(cniwire.Verdict{Error: err.Error()})
 		}
 	default:
-		h.PluginDel(req, report())
+		r := report()
+		obs.NetworkDel(req.Sandbox, req.IfName, r.Duration, reportError(r))
 	}
+}
+
+// reportError is the delegated command's error, nil when it succeeded.
+func reportError(r cniwire.Report) error {
+	if r.Error == "" {
+		return nil
+	}
+	return errors.New(r.Error)
 }
 
 func (s *pluginServer) close() error {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
@@ -49,7 +50,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 	if err != nil {
 		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
 		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
-		return "", status.Error(codes.Unknown, NetworkSetupError(id, err).Error())
+		return "", status.Error(codes.Unknown, cri.NetworkSetupError(id, err).Error())
 	}
 	if err := r.writeResolvConf(id, cfg.GetDnsConfig()); err != nil {
 		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
@@ -63,11 +64,6 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 	r.changes++
 	r.mu.Unlock()
 	return id, nil
-}
-
-// NetworkSetupError is how containerd words a sandbox whose CNI ADD failed.
-func NetworkSetupError(sandboxID string, err error) error {
-	return fmt.Errorf("failed to setup network for sandbox %q: %w", sandboxID, err)
 }
 
 // StopPodSandbox stops the sandbox's containers, stops answering on its

@@ -41,8 +41,6 @@ const RuntimeComponent = "container runtime"
 type Hooks struct {
 	tr   *trace.Tracer
 	node string
-	rt   internalapi.RuntimeService
-	img  internalapi.ImageManagerService
 
 	mu           sync.Mutex
 	sandboxes    map[string]trace.Ref // sandbox ID → pod
@@ -56,7 +54,7 @@ type Hooks struct {
 	reportReady  bool
 	starting     map[string]func(sandboxID string, err error) // pod UID → ends its sandbox stage
 	startingUIDs map[string]string                            // namespace/name → UID, while RunPodSandbox runs
-	networkDel   map[string]string                            // sandbox ID → what its CNI DEL did (PluginDel)
+	networkDel   map[string]string                            // sandbox ID → what its CNI DEL did (NetworkDel)
 	notReady     atomic.Bool
 	stopped      atomic.Bool
 }
@@ -69,21 +67,20 @@ type container struct {
 	preStop string // the exec preStop hook's command, as the kubelet annotates it
 }
 
-// New returns the interposer for node's runtime rt and image service img,
-// reporting to tr and taking its faults and breakpoints.
-func New(tr *trace.Tracer, node string, rt internalapi.RuntimeService, img internalapi.ImageManagerService) *Hooks {
-	return &Hooks{tr: tr, node: node, rt: rt, img: img, sandboxes: map[string]trace.Ref{},
+// New returns the interposer of node's runtime, reporting to tr and
+// taking its faults and breakpoints. It is the node's runtime's
+// cri.Observer; Interpose puts it in front of the runtime.
+func New(tr *trace.Tracer, node string) *Hooks {
+	return &Hooks{tr: tr, node: node, sandboxes: map[string]trace.Ref{},
 		containers: map[string]container{}, kubelet: map[string]*trace.Span{}, pulled: map[string]bool{}, ending: map[string]bool{}, ports: map[string][]int32{},
 		postStart: map[string]map[string]bool{}, ready: map[string]bool{},
 		starting: map[string]func(string, error){}, startingUIDs: map[string]string{}, networkDel: map[string]string{}}
 }
 
-// Runtime returns the runtime service the kubelet should use.
-func (h *Hooks) Runtime() internalapi.RuntimeService { return &runtimeHook{RuntimeService: h.rt, h: h} }
-
-// Images returns the image service the kubelet should use.
-func (h *Hooks) Images() internalapi.ImageManagerService {
-	return &imageHook{ImageManagerService: h.img, h: h}
+// Interpose returns the runtime and image services the kubelet should use
+// in place of the node's runtime rt and image service img.
+func (h *Hooks) Interpose(rt internalapi.RuntimeService, img internalapi.ImageManagerService) (internalapi.RuntimeService, internalapi.ImageManagerService) {
+	return &runtimeHook{RuntimeService: rt, h: h}, &imageHook{ImageManagerService: img, h: h}
 }
 
 // Stop makes the runtime refuse new sandboxes and containers, as a

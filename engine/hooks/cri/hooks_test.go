@@ -9,9 +9,11 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/podtrace/podtrace/engine/cri"
 	crisim "github.com/podtrace/podtrace/engine/cri/sim"
 	"github.com/podtrace/podtrace/engine/trace"
 	"github.com/podtrace/podtrace/internal/waittest"
@@ -44,19 +46,32 @@ func (e *events) ended(pod string) (order []stages.ID, last map[stages.ID]stages
 	return order, last
 }
 
-// node is one simulated node behind the interposer, at 100 times the
-// model's speed, with no kubelet: the test makes the kubelet's CRI calls.
-func node(t *testing.T) (*Hooks, *trace.Tracer, *events) {
+// services are what a test's kubelet drives: the interposer's, in front
+// of a node's runtime.
+type services struct {
+	rt  internalapi.RuntimeService
+	img internalapi.ImageManagerService
+}
+
+// node is one simulated node (engine/cri/sim's factory, as engine/nodeset
+// starts it) behind the interposer, its observer, at 100 times the model's
+// speed, with no kubelet: the test makes the kubelet's CRI calls.
+func node(t *testing.T) (services, *trace.Tracer, *events) {
 	t.Helper()
 	out := &events{}
 	tr := trace.New(clock.RealClock{}, out)
-	h, sim, err := NewSim(tr, crisim.Config{Node: "node-1", PodCIDR: "10.244.1.0/24", Seed: 1,
-		Speed: func() float64 { return 100 }, Dir: t.TempDir()})
+	h := New(tr, "node-1")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	n, err := crisim.NewNode(ctx, cri.Config{Name: "node-1", PodCIDR: "10.244.1.0/24", Seed: 1,
+		Speed: func() float64 { return 100 }, Dir: t.TempDir(), Observer: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sim.Shutdown(context.Background()) })
-	return h, tr, out
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	var s services
+	s.rt, s.img = h.Interpose(n.Runtime, n.Images)
+	return s, tr, out
 }
 
 func sandboxConfig(name string) *runtimeapi.PodSandboxConfig {
@@ -67,8 +82,8 @@ func sandboxConfig(name string) *runtimeapi.PodSandboxConfig {
 
 // startPod makes the kubelet's calls for a one-container pod: the sandbox,
 // the pull, the create and the start. It stops at the first error.
-func startPod(ctx context.Context, h *Hooks, name, image string) error {
-	rt, img := h.Runtime(), h.Images()
+func startPod(ctx context.Context, s services, name, image string) error {
+	rt, img := s.rt, s.img
 	sc := sandboxConfig(name)
 	id, err := rt.RunPodSandbox(ctx, sc, "")
 	if err != nil {

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,39 +10,83 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	kubeletevents "k8s.io/kubernetes/pkg/kubelet/events"
 
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/stages"
 )
 
-// Network runs a runtime's CNI ADD for a sandbox as the cni stage: held at
-// breakpoints, failed by a cni fault with the error of NetworkError over
-// rangeSet (as the plugin of type plugin of the network named network
-// reports it; network empty as containerd 1.6 words it), reported with the
-// pod's address. wrap words a failure as the runtime reports it for the
-// sandbox. The cni stage runs inside the sandbox stage, as containerd sets
-// up a sandbox's network before it starts the pause container; a runtime
-// that starts the pause container first ends the sandbox stage before the
-// network with sandboxUp.
-func (h *Hooks) Network(rangeSet, plugin, network string, wrap func(sandboxID string, err error) error) func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
-	return func(ctx context.Context, md *runtimeapi.PodSandboxMetadata, sandboxID string, add func() (string, error)) (string, error) {
-		ref := h.ref(md)
-		f, err := h.tr.Gate(ctx, ref, stages.CNI, RuntimeComponent)
-		if err != nil {
-			return "", err
-		}
-		span := h.tr.Begin(ref, stages.CNI, RuntimeComponent)
-		if f != nil {
-			err := &pluginError{plugin: plugin, network: network, err: NetworkError(*f, rangeSet)}
-			span.Retry(kubeletevents.FailedCreatePodSandBox, wrap(sandboxID, err).Error(), time.Time{})
-			return "", err
-		}
+var _ cri.Observer = (*Hooks)(nil)
+
+// NetworkAdd runs a runtime's CNI ADD for a sandbox as the cni stage (the
+// runtime's half of engine/cri's Observer): held at breakpoints, failed by
+// a cni fault with the error of NetworkError over n.RangeSet (as the plugin
+// n names reports it), reported with the pod's address. A pod without a UID
+// (containerd 1.6 passes none to its CNI plugins) is found by its name
+// while its RunPodSandbox runs. The cni stage runs inside the sandbox
+// stage, as containerd sets up a sandbox's network before it starts the
+// pause container; a runtime that starts the pause container first
+// (n.PauseFirst) has the sandbox stage end here.
+func (h *Hooks) NetworkAdd(ctx context.Context, n cri.Network, add func() (string, error)) (string, error) {
+	md := n.Pod
+	if md.GetUid() == "" {
+		h.mu.Lock()
+		uid := h.startingUIDs[md.GetNamespace()+"/"+md.GetName()]
+		h.mu.Unlock()
+		md = &runtimeapi.PodSandboxMetadata{Namespace: md.GetNamespace(), Name: md.GetName(), Uid: uid}
+	}
+	if n.PauseFirst {
+		h.sandboxUp(md.GetUid(), n.SandboxID)
+	}
+	if !n.Delegating {
+		return h.network(ctx, md, n, add)
+	}
+	// A delegating plugin fails with the delegate's words, which the
+	// runtime prefixes with the plugin's name; the stage names it too.
+	ip, err := h.network(ctx, md, n, func() (string, error) {
 		ip, err := add()
 		if err != nil {
-			span.Retry(kubeletevents.FailedCreatePodSandBox, wrap(sandboxID, err).Error(), time.Time{})
-			return "", err
+			return "", &pluginError{plugin: n.Plugin, network: n.Name, err: err}
 		}
-		span.Succeed("", fmt.Sprintf("eth0 %s (CNI ADD)", ip))
 		return ip, nil
+	})
+	var pe *pluginError
+	if errors.As(err, &pe) {
+		return "", pe.err
 	}
+	return ip, err
+}
+
+// network is NetworkAdd's stage for the pod md.
+func (h *Hooks) network(ctx context.Context, md *runtimeapi.PodSandboxMetadata, n cri.Network, add func() (string, error)) (string, error) {
+	ref := h.ref(md)
+	f, err := h.tr.Gate(ctx, ref, stages.CNI, RuntimeComponent)
+	if err != nil {
+		return "", err
+	}
+	span := h.tr.Begin(ref, stages.CNI, RuntimeComponent)
+	if f != nil {
+		err := &pluginError{plugin: n.Plugin, network: n.Name, err: NetworkError(*f, n.RangeSet)}
+		span.Retry(kubeletevents.FailedCreatePodSandBox, cri.NetworkSetupError(n.SandboxID, err).Error(), time.Time{})
+		return "", err
+	}
+	ip, err := add()
+	if err != nil {
+		span.Retry(kubeletevents.FailedCreatePodSandBox, cri.NetworkSetupError(n.SandboxID, err).Error(), time.Time{})
+		return "", err
+	}
+	span.Succeed("", fmt.Sprintf("eth0 %s (CNI ADD)", ip))
+	return ip, nil
+}
+
+// NetworkDel notes what a runtime's CNI DEL did, for the sandbox's
+// cleanup stage.
+func (h *Hooks) NetworkDel(sandboxID, ifName string, took time.Duration, err error) {
+	msg := fmt.Sprintf("CNI DEL %s in %s", ifName, took.Round(100*time.Microsecond))
+	if err != nil {
+		msg = "CNI DEL failed: " + err.Error()
+	}
+	h.mu.Lock()
+	h.networkDel[sandboxID] = msg
+	h.mu.Unlock()
 }
 
 // sandboxUp ends the sandbox stage of the pod whose RunPodSandbox is
