@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -172,27 +173,60 @@ func answer(l net.Listener) *http.Server {
 	return srv
 }
 
-// podNetwork is a container's network (proc.Network): its pod's address.
-// A port the pod answers on by itself (a declared container port, an
-// extra port) is handed over to the container's program when it listens
-// there, as a real application owns the ports it serves.
+// podNetwork is a container's network (proc.Network): its pod's address,
+// and the host ports mapped to its container ports (a mapping with a host
+// IP: the pod network namespace is every node's, so a host port on all of
+// a node's addresses cannot be told from another node's). A port the pod
+// answers on by itself (a declared container port, an extra port) is
+// handed over to the container's program when it listens there, as a
+// real application owns the ports it serves.
 type podNetwork struct {
 	r  *Runtime
 	sb *sandbox
 }
 
-// Listen opens a TCP listener on port of the pod's address.
-func (n podNetwork) Listen(port int) (net.Listener, error) {
+// Listen opens TCP listeners for port.
+func (n podNetwork) Listen(port int) ([]net.Listener, error) {
 	n.r.mu.Lock()
 	s := n.sb.serving
 	n.r.mu.Unlock()
 	if s != nil {
 		s.release(port)
 	}
-	return net.Listen("tcp", net.JoinHostPort(n.sb.ip, strconv.Itoa(port)))
+	return listenAll(n.addrs(runtimeapi.Protocol_TCP, port), func(a string) (net.Listener, error) { return net.Listen("tcp", a) })
 }
 
-// ListenPacket opens a UDP socket on port of the pod's address.
-func (n podNetwork) ListenPacket(port int) (net.PacketConn, error) {
-	return net.ListenPacket("udp", net.JoinHostPort(n.sb.ip, strconv.Itoa(port)))
+// ListenPacket opens UDP sockets for port.
+func (n podNetwork) ListenPacket(port int) ([]net.PacketConn, error) {
+	return listenAll(n.addrs(runtimeapi.Protocol_UDP, port), func(a string) (net.PacketConn, error) { return net.ListenPacket("udp", a) })
+}
+
+// addrs are where port over protocol is served: the pod's address first,
+// then each host port mapped to it.
+func (n podNetwork) addrs(protocol runtimeapi.Protocol, port int) []string {
+	out := []string{net.JoinHostPort(n.sb.ip, strconv.Itoa(port))}
+	for _, pm := range n.sb.config.GetPortMappings() {
+		if pm.GetContainerPort() == int32(port) && pm.GetProtocol() == protocol && pm.GetHostPort() > 0 && pm.GetHostIp() != "" {
+			out = append(out, net.JoinHostPort(pm.GetHostIp(), strconv.Itoa(int(pm.GetHostPort()))))
+		}
+	}
+	return out
+}
+
+// listenAll opens a socket on each address: the first must open; a host
+// port that cannot is logged and left out.
+func listenAll[T any](addrs []string, listen func(string) (T, error)) ([]T, error) {
+	var out []T
+	for i, a := range addrs {
+		l, err := listen(a)
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			klog.InfoS("Simulated pod cannot answer on its host port", "address", a, "err", err)
+			continue
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

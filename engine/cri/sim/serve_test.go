@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 
 // A pod answers "ok" on its declared port until its container's program
 // listens there: agnhost netexec, started by its image's entrypoint, then
-// answers as agnhost does, on the port it declared and on its UDP port,
-// which the pod did not declare; when it stops, nothing answers.
+// answers as agnhost does, on the port it declared, on the host port
+// mapped to it, and on its UDP port, which the pod did not declare; when
+// it stops, nothing answers.
 func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 	ctx := context.Background()
 	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed }})
@@ -30,8 +32,15 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 	if _, err := r.PullImage(ctx, image, nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	free, err := net.Listen("tcp", "127.0.0.1:0") // a free port for the host port
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPort := free.Addr().(*net.TCPAddr).Port
+	free.Close()
 	sb := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "backend", Namespace: "default", Uid: "u1"},
-		Hostname: "backend-1", LogDirectory: t.TempDir(), PortMappings: []*runtimeapi.PortMapping{{ContainerPort: 8080}}}
+		Hostname: "backend-1", LogDirectory: t.TempDir(), PortMappings: []*runtimeapi.PortMapping{
+			{ContainerPort: 8080, HostPort: int32(hostPort), HostIp: "127.0.0.1"}}}
 	sandbox, err := r.RunPodSandbox(ctx, sb, "")
 	if err != nil {
 		t.Fatal(err)
@@ -42,14 +51,7 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 	}
 	ip := st.GetStatus().GetNetwork().GetIp()
 	get := func(path string) (string, error) {
-		client := &http.Client{Timeout: 30 * time.Second}
-		resp, err := client.Get("http://" + net.JoinHostPort(ip, "8080") + path)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return string(b), err
+		return getFrom(net.JoinHostPort(ip, "8080"), path)
 	}
 	if got, err := get("/hostname"); err != nil || got != "ok\n" {
 		t.Fatalf("before the container: %q, %v; want the pod's own ok", got, err)
@@ -69,6 +71,9 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 			t.Fatalf("netexec's /hostname answers %q, want backend-1; its log:\n%s", got, log)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if got, err := getFrom(net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), "/hostname"); err != nil || got != "backend-1" {
+		t.Errorf("host port %d: %q, %v; want backend-1", hostPort, got, err)
 	}
 	conn, err := net.Dial("udp", net.JoinHostPort(ip, "8081"))
 	if err != nil {
@@ -91,4 +96,16 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// getFrom GETs path from addr.
+func getFrom(addr, path string) (string, error) {
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get("http://" + addr + path)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }

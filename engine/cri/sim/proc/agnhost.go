@@ -21,13 +21,16 @@ import (
 	"mvdan.cc/sh/v3/interp"
 )
 
-// Network is where a container's servers listen: its pod's address. The
-// simulated runtime gives each container its pod's.
+// Network is where a container's servers listen: its pod's address, and
+// the host ports mapped to the container's ports. The simulated runtime
+// gives each container its pod's.
 type Network interface {
-	// Listen opens a TCP listener on port of the pod's address.
-	Listen(port int) (net.Listener, error)
-	// ListenPacket opens a UDP socket on port of the pod's address.
-	ListenPacket(port int) (net.PacketConn, error)
+	// Listen opens TCP listeners for port: on the pod's address, and on
+	// the host ports mapped to it. It returns those it opened, and an
+	// error when the pod's address could not be bound.
+	Listen(port int) ([]net.Listener, error)
+	// ListenPacket opens UDP sockets for port, as Listen does.
+	ListenPacket(port int) ([]net.PacketConn, error)
 }
 
 // imageCommands are the programs beyond busybox's that an image has, by
@@ -232,12 +235,11 @@ func (c *commands) serve(ctx context.Context, hc interp.HandlerContext, services
 	var closers []io.Closer
 	var wg sync.WaitGroup
 	for _, s := range services {
-		cl, err := c.open(s, &wg)
+		cls, err := c.open(s, &wg)
 		if err != nil {
 			fmt.Fprintln(hc.Stderr, err)
-			continue
 		}
-		closers = append(closers, cl)
+		closers = append(closers, cls...)
 	}
 	<-ctx.Done()
 	for _, cl := range closers {
@@ -248,41 +250,46 @@ func (c *commands) serve(ctx context.Context, hc interp.HandlerContext, services
 }
 
 // open starts answering for s.
-func (c *commands) open(s service, wg *sync.WaitGroup) (io.Closer, error) {
+func (c *commands) open(s service, wg *sync.WaitGroup) ([]io.Closer, error) {
 	if c.p.Net == nil {
 		return nil, fmt.Errorf("listen tcp :%d: the container has no network", s.port)
 	}
+	var closers []io.Closer
 	if s.udp != nil {
-		pc, err := c.p.Net.ListenPacket(s.port)
-		if err != nil {
-			return nil, err
+		pcs, err := c.p.Net.ListenPacket(s.port)
+		for _, pc := range pcs {
+			wg.Go(func() { answerPackets(pc, s.udp) })
+			closers = append(closers, pc)
 		}
-		wg.Go(func() { answerPackets(pc, s.udp) })
-		return pc, nil
+		return closers, err
 	}
-	l, err := c.p.Net.Listen(s.port)
-	if err != nil {
-		return nil, err
+	ls, err := c.p.Net.Listen(s.port)
+	var srv *http.Server
+	if s.handler != nil && len(ls) > 0 {
+		srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+		closers = append(closers, srv) // closing it ends its connections too, as the process's end does
 	}
-	if s.tls != nil {
-		l = tls.NewListener(l, s.tls)
-	}
-	if s.handler != nil {
-		srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-		wg.Go(func() { _ = srv.Serve(l) })
-		return srv, nil // closing it ends its connections too, as the process's end does
-	}
-	wg.Go(func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
+	for _, l := range ls {
+		if s.tls != nil {
+			l = tls.NewListener(l, s.tls)
+		}
+		if srv != nil {
+			wg.Go(func() { _ = srv.Serve(l) })
+			continue
+		}
+		closers = append(closers, l)
+		wg.Go(func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				s.conn(conn)
+				conn.Close()
 			}
-			s.conn(conn)
-			conn.Close()
-		}
-	})
-	return l, nil
+		})
+	}
+	return closers, err
 }
 
 // answerPackets replies to each datagram pc receives until it is closed.

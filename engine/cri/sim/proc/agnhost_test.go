@@ -29,26 +29,28 @@ func newLoopNet() *loopNet {
 	return &loopNet{tcp: map[int]string{}, udp: map[int]string{}, added: make(chan struct{}, 64)}
 }
 
-func (n *loopNet) Listen(port int) (net.Listener, error) {
+func (n *loopNet) Listen(port int) ([]net.Listener, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err == nil {
-		n.mu.Lock()
-		n.tcp[port] = l.Addr().String()
-		n.mu.Unlock()
-		n.added <- struct{}{}
+	if err != nil {
+		return nil, err
 	}
-	return l, err
+	n.mu.Lock()
+	n.tcp[port] = l.Addr().String()
+	n.mu.Unlock()
+	n.added <- struct{}{}
+	return []net.Listener{l}, nil
 }
 
-func (n *loopNet) ListenPacket(port int) (net.PacketConn, error) {
+func (n *loopNet) ListenPacket(port int) ([]net.PacketConn, error) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err == nil {
-		n.mu.Lock()
-		n.udp[port] = pc.LocalAddr().String()
-		n.mu.Unlock()
-		n.added <- struct{}{}
+	if err != nil {
+		return nil, err
 	}
-	return pc, err
+	n.mu.Lock()
+	n.udp[port] = pc.LocalAddr().String()
+	n.mu.Unlock()
+	n.added <- struct{}{}
+	return []net.PacketConn{pc}, nil
 }
 
 // addr is where the pod's port answers on loopback, "" if nowhere.

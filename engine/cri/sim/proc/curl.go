@@ -18,7 +18,8 @@ import (
 )
 
 // curlOptions are the options of curl (8.x) that the simulation reads.
-// -q, -g, -v and --compressed are accepted and ignored.
+// -q, -g, -v, --compressed and --interface (every address is the same
+// namespace's) are accepted and ignored.
 type curlOptions struct {
 	silent, showError, fail, follow, insecure, head bool
 	connectTimeout, maxTime                         time.Duration
@@ -31,7 +32,7 @@ type curlOptions struct {
 // short letters' long names.
 var (
 	curlValued = map[string]bool{"connect-timeout": true, "max-time": true, "output": true, "write-out": true,
-		"request": true, "header": true, "user-agent": true, "data": true}
+		"request": true, "header": true, "user-agent": true, "data": true, "interface": true}
 	curlShort = map[byte]string{'s': "silent", 'S': "show-error", 'f': "fail", 'L': "location", 'k': "insecure",
 		'I': "head", 'm': "max-time", 'o': "output", 'w': "write-out", 'X': "request", 'H': "header", 'A': "user-agent",
 		'd': "data", 'q': "disable", 'g': "globoff", 'v': "verbose", 'i': "include"}
@@ -75,7 +76,7 @@ func parseCurl(args []string) (o curlOptions, fault string) {
 			o.headers.Add(strings.TrimSpace(k), strings.TrimSpace(val))
 		case "user-agent":
 			o.headers.Set("User-Agent", v)
-		case "disable", "globoff", "verbose", "include", "compressed", "data":
+		case "disable", "globoff", "verbose", "include", "compressed", "data", "interface":
 		default:
 			return fmt.Sprintf("curl: option --%s: is unknown\n", name)
 		}

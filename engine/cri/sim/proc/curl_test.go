@@ -55,6 +55,8 @@ func TestCurl(t *testing.T) {
 		{[]string{"curl", "-q", "-s", "--connect-timeout", "2", "--max-time", "60", "http://10.96.12.34:80/"}, 0, "web-1", ""},
 		{[]string{"curl", "-q", "-s", "--connect-timeout", "2", "http://web:80/"}, 0, "web-1", ""},
 		{[]string{"curl", "-g", "-q", "-s", "10.96.12.34/hostname"}, 0, "web-1", ""},
+		// HostPort's check from a host-network pod.
+		{[]string{"curl", "-g", "--connect-timeout", "5", "--interface", "172.18.0.2", "http://10.96.12.34:80/hostname"}, 0, "web-1", ""},
 		{[]string{"sh", "-c", "curl -q -s --connect-timeout 2 http://10.96.0.99:80/; test \"$?\" -ne \"0\""}, 0, "", ""},
 		{[]string{"curl", "-s", "--connect-timeout", "2", "http://10.96.0.99/"}, 7, "", ""},
 		{[]string{"curl", "-s", "--connect-timeout", "2", "http://10.96.0.98/"}, 28, "", ""},
