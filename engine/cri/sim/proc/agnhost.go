@@ -86,7 +86,7 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, args [
 	case "serve-hostname":
 		build = c.serveHostname(fs)
 	case "netexec":
-		build = c.netexec(ctx, fs)
+		build = c.netexec(ctx, fs, newLogger(hc.Stderr))
 	case "porter":
 		build = c.porter(hc, fs)
 	case "test-webserver":
@@ -112,6 +112,22 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, args [
 		return interp.ExitStatus(1)
 	}
 	return c.serve(ctx, hc, services)
+}
+
+// logger writes log lines as Go's log package does (agnhost's), from
+// any goroutine.
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newLogger(w io.Writer) *logger { return &logger{w: w} }
+
+// printf writes one line, with the date and time before it.
+func (l *logger) printf(format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "%s %s\n", time.Now().Format("2006/01/02 15:04:05"), fmt.Sprintf(format, a...))
 }
 
 // unknown is what a command the simulation does not know does: under exec

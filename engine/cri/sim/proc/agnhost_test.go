@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -66,7 +67,7 @@ func (n *loopNet) addr(network string, port int) string {
 // startPod runs argv as the main process of a pod named backend-1 at
 // 10.244.1.9 with image and env, until the test ends, and waits until it
 // listens on listening sockets.
-func startPod(t *testing.T, image string, env []string, listening int, argv ...string) *loopNet {
+func startPod(t *testing.T, image string, env []string, listening int, argv ...string) (*loopNet, *lockedBuffer) {
 	t.Helper()
 	n := newLoopNet()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,7 +99,7 @@ func startPod(t *testing.T, image string, env []string, listening int, argv ...s
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	}
 	t.Cleanup(func() { dial = saved })
-	return n
+	return n, &stderr
 }
 
 // ask sends req to the pod's port as a spec's client would: an HTTP(S)
@@ -157,11 +158,15 @@ func TestAgnhostServers(t *testing.T) {
 		env       []string
 		listening int
 		checks    []check
+		logged    string // in its log, after the checks
 	}{
 		// The Services jig's backends: the host name on a TCP connect and a datagram.
 		{[]string{"/agnhost", "serve-hostname", "--http=false", "--tcp", "--udp"}, nil, 2, []check{
-			{"tcp", 9376, "", "backend-1"}, {"udp", 9376, "x", "backend-1"}}},
-		{[]string{"/agnhost", "serve-hostname", "--port", "8090"}, nil, 1, []check{{"http", 8090, "/", "200 backend-1"}}},
+			{"tcp", 9376, "", "backend-1"}, {"udp", 9376, "x", "backend-1"}}, ""},
+		{[]string{"/agnhost", "serve-hostname", "--port", "8090"}, nil, 1, []check{{"http", 8090, "/", "200 backend-1"}}, ""},
+		// HTTPS with the image's own certificate, which the simulated image lacks as a file.
+		{[]string{"/agnhost", "netexec", "--udp-port", "-1", "--tls-cert-file", "/localhost.crt", "--tls-private-key-file", "/localhost.key"}, nil, 1,
+			[]check{{"https", 8080, "/echo?msg=startup", "200 startup"}}, ""},
 		{[]string{"agnhost", "netexec", "--http-port=80", "--udp-port=80"}, nil, 2, []check{
 			{"http", 80, "/hostname", "200 backend-1"},
 			{"http", 80, "/hostName", "200 backend-1"},
@@ -176,19 +181,23 @@ func TestAgnhostServers(t *testing.T) {
 			{"http", 80, "/dial?protocol=http&host=10.244.1.9&port=80", "400 request parameter not specified. <nil>\n"},
 			{"udp", 80, "hostname", "backend-1"},
 			{"udp", 80, "echo Hello", "hello"},
-		}},
+		}, "GET /echo?msg=hello&code=\n"},
 		// The image's entrypoint with netexec's defaults: HTTP 8080, UDP 8081.
-		{[]string{"/agnhost-2", "netexec"}, nil, 2, []check{{"http", 8080, "/hostname", "200 backend-1"}, {"udp", 8081, "hostname", "backend-1"}}},
+		{[]string{"/agnhost-2", "netexec"}, nil, 2, []check{{"http", 8080, "/hostname", "200 backend-1"}, {"udp", 8081, "hostname", "backend-1"}},
+			"Started UDP server on port  8081\n"},
 		{[]string{"/agnhost", "porter"}, []string{"SERVE_PORT_160=foo", "SERVE_TLS_PORT_443=tls foo", "SERVE_UDP_PORT_162=bar"}, 3, []check{
-			{"http", 160, "/", "200 foo"}, {"https", 443, "/", "200 tls foo"}, {"udp", 162, "x", "bar"}}},
+			{"http", 160, "/", "200 foo"}, {"https", 443, "/", "200 tls foo"}, {"udp", 162, "x", "bar"}}, ""},
 		{[]string{"sh", "-c", "echo OK > /data/a; exec /agnhost test-webserver"}, nil, 1, []check{
-			{"http", 80, "/data/a", "200 OK\n"}, {"http", 80, "/data/b", "404 404 page not found\n"}}},
+			{"http", 80, "/data/a", "200 OK\n"}, {"http", 80, "/data/b", "404 404 page not found\n"}}, ""},
 	} {
-		n := startPod(t, agnhostImage, tc.env, tc.listening, tc.argv...)
+		n, log := startPod(t, agnhostImage, tc.env, tc.listening, tc.argv...)
 		for _, c := range tc.checks {
 			if got := ask(t, n, c.network, c.port, c.req); got != c.want {
 				t.Errorf("%q: %s %d %q answered %q, want %q", tc.argv, c.network, c.port, c.req, got, c.want)
 			}
+		}
+		if !strings.Contains(log.String(), tc.logged) {
+			t.Errorf("%q logged:\n%s\nwithout %q", tc.argv, log.String(), tc.logged)
 		}
 	}
 }

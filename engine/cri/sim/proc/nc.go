@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -144,7 +145,7 @@ func relay(ctx context.Context, hc interp.HandlerContext, conn net.Conn, wait ti
 	go func() {
 		defer close(sent)
 		if hc.Stdin != nil {
-			if _, err := io.Copy(conn, hc.Stdin); err != nil {
+			if err := send(conn, hc.Stdin); err != nil {
 				_, _ = io.Copy(io.Discard, hc.Stdin) // the connection is gone: read on to the end
 			}
 		}
@@ -177,6 +178,32 @@ func relay(ctx context.Context, hc interp.HandlerContext, conn net.Conn, wait ti
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+		}
+	}
+}
+
+// send copies in to conn: over UDP a line to a datagram, as a shell's
+// echo writes a line at once (the simulated shell's echo writes its
+// words and its newline apart, which a pipe may deliver as two reads,
+// and UDP would send as two datagrams).
+func send(conn net.Conn, in io.Reader) error {
+	if _, ok := conn.(*net.UDPConn); !ok {
+		_, err := io.Copy(conn, in)
+		return err
+	}
+	br := bufio.NewReader(in)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if _, werr := conn.Write(line); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 }

@@ -20,8 +20,10 @@ import (
 
 // netexec is agnhost netexec: HTTP on --http-port (8080) and UDP on
 // --udp-port (8081, -1 for none), answering as agnhost's handlers do
-// (/hostname, /hostName, /echo, /clientip, /dial, /healthz, /shell, ...).
-func (c *commands) netexec(ctx context.Context, fs *pflag.FlagSet) func() ([]service, error) {
+// (/hostname, /hostName, /echo, /clientip, /dial, /healthz, /shell, ...)
+// and logging each request as they do (lifecycle hooks' specs read
+// "GET /echo?msg=poststart" in its log).
+func (c *commands) netexec(ctx context.Context, fs *pflag.FlagSet, log *logger) func() ([]service, error) {
 	httpPort := fs.Int("http-port", 8080, "HTTP Listen Port")
 	udpPort := fs.Int("udp-port", 8081, "UDP Listen Port")
 	fs.Int("sctp-port", -1, "SCTP Listen Port")
@@ -31,7 +33,7 @@ func (c *commands) netexec(ctx context.Context, fs *pflag.FlagSet) func() ([]ser
 	fs.String("udp-listen-addresses", "", "A comma separated list of ip addresses the udp servers listen from")
 	fs.Int("delay-shutdown", 0, "Number of seconds to delay shutdown when receiving SIGTERM.")
 	return func() ([]service, error) {
-		var mux http.Handler = c.netexecMux(ctx, *httpPort)
+		var mux http.Handler = c.netexecMux(ctx, *httpPort, log)
 		if *override != "" {
 			inner := mux
 			mux = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,28 +54,35 @@ func (c *commands) netexec(ctx context.Context, fs *pflag.FlagSet) func() ([]ser
 			}
 		}
 		out := []service{s}
+		log.printf("Started HTTP server on port %d", *httpPort)
 		if *udpPort != -1 {
 			out = append(out, service{port: *udpPort, udp: c.netexecUDP(*udpPort)})
+			log.printf("Started UDP server on port  %d", *udpPort)
 		}
 		return out, nil
 	}
 }
 
 // netexecMux is netexec's HTTP routes.
-func (c *commands) netexecMux(ctx context.Context, port int) *http.ServeMux {
+func (c *commands) netexecMux(ctx context.Context, port int, log *logger) *http.ServeMux {
 	host := c.p.Hostname
 	mux := http.NewServeMux()
-	text := func(f func(r *http.Request) string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, f(r)) }
+	// text answers f's text and logs "GET path", as agnhost's handlers do.
+	text := func(path string, f func(r *http.Request) string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			log.printf("GET %s", path)
+			fmt.Fprint(w, f(r))
+		})
 	}
-	mux.HandleFunc("/", text(func(*http.Request) string { return fmt.Sprintf("NOW: %v", time.Now()) }))
-	mux.HandleFunc("/hostname", text(func(*http.Request) string { return host }))
-	mux.HandleFunc("/hostName", text(func(*http.Request) string { return host }))
-	mux.HandleFunc("/clientip", text(func(r *http.Request) string { return r.RemoteAddr }))
-	mux.HandleFunc("/serverport", text(func(*http.Request) string { return strconv.Itoa(port) }))
-	mux.HandleFunc("/healthz", func(http.ResponseWriter, *http.Request) {})
-	mux.HandleFunc("/readyz", text(func(*http.Request) string { return "ok" }))
+	text("/", func(*http.Request) string { return fmt.Sprintf("NOW: %v", time.Now()) })
+	text("/hostname", func(*http.Request) string { return host })
+	mux.HandleFunc("/hostName", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, host) })
+	text("/clientip", func(r *http.Request) string { return r.RemoteAddr })
+	text("/serverport", func(*http.Request) string { return strconv.Itoa(port) })
+	text("/readyz", func(*http.Request) string { return "ok" })
+	mux.HandleFunc("/healthz", func(http.ResponseWriter, *http.Request) { log.printf("GET /healthz") })
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		log.printf("GET /echo?msg=%s&code=%s", r.FormValue("msg"), r.FormValue("code"))
 		if code := r.FormValue("code"); code != "" {
 			n, err := strconv.Atoi(code)
 			if err != nil {
@@ -102,7 +111,11 @@ func (c *commands) netexecMux(ctx context.Context, port int) *http.ServeMux {
 		}
 		http.Redirect(w, r, r.FormValue("location"), code)
 	})
-	mux.HandleFunc("/dial", func(w http.ResponseWriter, r *http.Request) { c.dialHandler(ctx, w, r) })
+	mux.HandleFunc("/dial", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		log.printf("GET /dial?host=%s&protocol=%s&port=%s&request=%s&tries=%s", q.Get("host"), q.Get("protocol"), q.Get("port"), q.Get("request"), q.Get("tries"))
+		c.dialHandler(ctx, w, r)
+	})
 	mux.HandleFunc("/shell", func(w http.ResponseWriter, r *http.Request) { c.shellHandler(ctx, w, r) })
 	return mux
 }
@@ -248,8 +261,8 @@ func (c *commands) shellHandler(ctx context.Context, w http.ResponseWriter, r *h
 }
 
 // tlsConfig serves the certificate and key of the container's files
-// certFile and keyFile, or without them one for 127.0.0.1 and ::1 (the
-// agnhost image's localhost.crt).
+// certFile and keyFile, or where it has none, one for 127.0.0.1 and ::1
+// (the agnhost image's /localhost.crt).
 func (c *commands) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 	var certPEM, keyPEM []byte
 	var err error
@@ -257,7 +270,10 @@ func (c *commands) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 		if certPEM, err = readFile(c.p.FS, certFile); err == nil {
 			keyPEM, err = readFile(c.p.FS, keyFile)
 		}
-	} else {
+	}
+	if certPEM == nil || keyPEM == nil {
+		// The image's own /localhost.crt and /localhost.key, which a
+		// simulated image does not have as files.
 		certPEM, keyPEM, err = certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, nil)
 	}
 	if err != nil {
