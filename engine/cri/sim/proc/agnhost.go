@@ -70,9 +70,11 @@ type service struct {
 // (registry.k8s.io/e2e-test-images/agnhost, test/images/agnhost) that
 // the conformance specs read back: the servers serve-hostname, netexec,
 // porter and test-webserver on the ports and with the answers of
-// agnhost 2.x, and dns-suffix and dns-server-list. Any other subcommand
-// is taken for a server, as an unknown command is.
-func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, args []string) error {
+// agnhost 2.x; mounttest, entrypoint-tester, dns-suffix and
+// dns-server-list. Any other subcommand is taken for a server, as an
+// unknown command is. argv is the whole command line.
+func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv []string) error {
+	args := argv[1:]
 	if len(args) == 0 {
 		return c.unknown(ctx)
 	}
@@ -92,6 +94,11 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, args [
 	case "test-webserver":
 		port := fs.Int("port", 80, "Port number.")
 		build = func() ([]service, error) { return []service{{port: *port, handler: c.fileServer()}}, nil }
+	case "mounttest":
+		return c.mounttest(ctx, hc, args[1:])
+	case "entrypoint-tester":
+		fmt.Fprintf(hc.Stdout, "%v\n", argv)
+		return nil
 	case "dns-suffix", "dns-server-list":
 		rc := readResolvConf(c.p.FS)
 		list := rc.search

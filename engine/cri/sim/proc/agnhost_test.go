@@ -223,3 +223,34 @@ func TestAgnhostOnlyInItsImage(t *testing.T) {
 		}
 	}
 }
+
+// agnhost's programs that print and exit, as the volumes' and Containers'
+// specs read their logs.
+func TestAgnhostPrinters(t *testing.T) {
+	fsys := container(t)
+	for _, tc := range []struct {
+		argv []string
+		code int
+		out  string
+	}{
+		{[]string{"/agnhost", "mounttest", "--file_content=/etc/config/mode", "--file_mode=/etc/config/mode"}, 0,
+			"mode of file \"/etc/config/mode\": -rw-r--r--\ncontent of file \"/etc/config/mode\": debug\n\n"},
+		{[]string{"/agnhost", "mounttest", "--new_file_0660=/data/f", "--file_perm=/data/f", "--file_owner=/data/f"}, 0,
+			"content of file \"/data/f\": mount-tester new file\n\nperms of file \"/data/f\": -rw-rw----\n" +
+				fmt.Sprintf("owner UID of \"/data/f\": %d\nowner GID of \"/data/f\": %d\n", os.Getuid(), os.Getgid())},
+		{[]string{"/agnhost", "mounttest", "--new_file_0777=/data/g", "--file_mode=/data/g"}, 0,
+			"content of file \"/data/g\": mount-tester new file\n\nmode of file \"/data/g\": -rwxrwxrwx\n"},
+		{[]string{"/agnhost", "mounttest", "--file_content_in_loop=/data/f", "--retry_time=10"}, 0,
+			"content of file \"/data/f\": mount-tester new file\n\n"},
+		{[]string{"/agnhost", "mounttest", "--new_file_0644=/etc/config/new"}, 1,
+			"error writing new file \"/etc/config/new\": open /etc/config/new: read-only file system\n"},
+		{[]string{"/agnhost-2", "entrypoint-tester", "override", "arguments"}, 0, "[/agnhost-2 entrypoint-tester override arguments]\n"},
+	} {
+		var out bytes.Buffer
+		code, err := Run(context.Background(), Process{Argv: tc.argv, FS: fsys, Stdout: &out, Image: agnhostImage,
+			Sleep: func(context.Context, time.Duration) error { return nil }})
+		if err != nil || code != tc.code || out.String() != tc.out {
+			t.Errorf("%q: exit %d (%v), stdout:\n%s\nwant exit %d, stdout:\n%s", tc.argv, code, err, out.String(), tc.code, tc.out)
+		}
+	}
+}

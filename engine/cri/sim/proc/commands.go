@@ -87,7 +87,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		} // nc -l serves, as an unknown command does (below)
 	case "agnhost", "agnhost-2":
 		if c.imageHas("agnhost") {
-			return c.agnhost(ctx, hc, rest)
+			return c.agnhost(ctx, hc, args)
 		}
 	case "dig":
 		if c.imageHas("dig") {
