@@ -35,6 +35,8 @@ fi
 
 cd "$repo"
 go build -o "$work/podtrace" ./cmd/podtrace
+# containerd's nodes chain podtrace's CNI plugin, looked up beside podtrace.
+[ "${RUNTIME:-sim}" = containerd ] && go build -o "$work/podtrace-cni" ./cmd/podtrace-cni
 rm -rf "$work/cluster"
 # RUNTIME=containerd runs the suite on real containers (root, Linux), with
 # the suite's own agnhost and busybox built here and served under their
