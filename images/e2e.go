@@ -28,7 +28,15 @@ const (
 	Nautilus    = E2ERegistry + "/e2e-test-images/nautilus:1.8"
 	Nginx       = E2ERegistry + "/e2e-test-images/nginx:1.15-4"
 	E2EPause    = E2ERegistry + "/pause:3.10.2"
+	// GlibcDNSTesting is made only when the host has dnsPrograms.
+	GlibcDNSTesting = E2ERegistry + "/e2e-test-images/glibc-dns-testing:2.0.0"
 )
+
+// dnsPrograms are the host's programs (Debian's bind9-dnsutils, libc-bin
+// and curl) that the DNS and session-affinity specs run in agnhost and
+// glibc-dns-testing pods; BuildE2E copies them with their shared
+// libraries when the host has all of them.
+var dnsPrograms = []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl"}
 
 // agnhostPkg is agnhost's main package in the Kubernetes module.
 const agnhostPkg = "k8s.io/kubernetes/test/images/agnhost"
@@ -57,12 +65,14 @@ var (
 )
 
 // BuildE2E makes the conformance suite's images that need no compile of
-// their own beyond agnhost (docs/conformance.md says what each is made
-// of and what the stand-ins lack). agnhost is compiled from k8s.io/kubernetes' own test/images/agnhost (the
-// first build takes minutes; it is cached in cfg.CacheDir) and is also
-// the program of agnhost 2.55, kitten and nautilus; the pause image's
-// program is podtrace's own. BuildAggregator makes the aggregator spec's
-// images, which take minutes more to compile.
+// their own beyond agnhost (docs/conformance.md says what each is made of
+// and what the stand-ins lack). agnhost is compiled from k8s.io/kubernetes'
+// own test/images/agnhost (the first build takes minutes; it is cached in
+// cfg.CacheDir) and is also the program of agnhost 2.55, kitten and
+// nautilus; the pause image's program is podtrace's own. When the host has
+// dnsPrograms, they go under the agnhost-based images and make
+// glibc-dns-testing. BuildAggregator makes the aggregator spec's images,
+// which take minutes more to compile.
 func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	agnhost, err := compileModule(ctx, cfg, "agnhost", map[string][]byte{"go.mod": agnhostMod, "go.sum": agnhostSum}, agnhostPkg)
 	if err != nil {
@@ -76,13 +86,28 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", E2EBusybox, err)
 	}
-	return e2eImages(e2eParts{agnhost: agnhost, pause: pause, busybox: bb, applets: allApplets(cfg)})
+	dns, err := hostDNSPrograms(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", GlibcDNSTesting, err)
+	}
+	return e2eImages(e2eParts{agnhost: agnhost, pause: pause, busybox: bb, applets: allApplets(cfg), dns: dns})
+}
+
+// hostDNSPrograms are dnsPrograms' files, or none when the host lacks one.
+func hostDNSPrograms(ctx context.Context) ([]File, error) {
+	for _, p := range dnsPrograms {
+		if _, err := os.Stat(p); err != nil {
+			return nil, nil
+		}
+	}
+	return hostPrograms(ctx, dnsPrograms...)
 }
 
 // e2eParts are the programs BuildE2E's images are made of.
 type e2eParts struct {
 	agnhost, pause, busybox []byte
 	applets                 []string // busybox's commands to link in /bin
+	dns                     []File   // dnsPrograms and their libraries; none without them
 }
 
 // e2eImage is one image to make: its layers, bottom first, and config.
@@ -96,34 +121,53 @@ type e2eImage struct {
 var agnhostPorts = map[string]struct{}{"80/tcp": {}, "8080/tcp": {}, "8081/tcp": {}, "9376/tcp": {}, "5000/tcp": {}}
 
 // e2eImages makes BuildE2E's images of p. Images that share a base share
-// its layer: busybox's under every image, agnhost's under kitten and
+// its layer: busybox's under every image, the DNS programs' under the
+// agnhost-based images and glibc-dns-testing, agnhost's under kitten and
 // nautilus.
 func e2eImages(p e2eParts) ([]Built, error) {
-	layers, err := layersOf(map[string][]File{
+	files := map[string][]File{
 		"busybox":  append(baseFiles(), busyboxFiles(p.busybox, p.applets)...),
 		"agnhost":  agnhostFiles(p.agnhost),
 		"kitten":   {{Path: "/kitten.jpg", Mode: 0o644, Data: kittenJPG}, {Path: "/data.json", Mode: 0o644, Data: kittenJSON}},
 		"nautilus": {{Path: "/nautilus.jpg", Mode: 0o644, Data: nautilusJPG}, {Path: "/data.json", Mode: 0o644, Data: nautilusJSON}},
 		"nginx":    nginxFiles(),
 		"pause":    append(baseFiles(), File{Path: "/pause", Mode: 0o755, Data: p.pause}),
-	})
+	}
+	if p.dns != nil {
+		files["dns"] = append(slices.Clone(p.dns), File{Path: "/etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
+	}
+	layers, err := layersOf(files)
 	if err != nil {
 		return nil, err
 	}
-	bb, agn := layers["busybox"], layers["agnhost"]
+	bb, base := layers["busybox"], []v1.Layer{layers["busybox"]}
+	if p.dns != nil {
+		base = append(base, layers["dns"])
+	}
+	on := func(top ...string) []v1.Layer { // base, then the named layers
+		out := slices.Clone(base)
+		for _, t := range top {
+			out = append(out, layers[t])
+		}
+		return out
+	}
 	agnhostCfg := v1.Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"}, ExposedPorts: agnhostPorts}
 	webserver := agnhostCfg
 	webserver.Cmd = []string{"test-webserver"}
-	return makeImages([]e2eImage{
-		{Agnhost, []v1.Layer{bb, agn}, agnhostCfg},
-		{AgnhostPrev, []v1.Layer{bb, agn}, agnhostCfg},
-		{Kitten, []v1.Layer{bb, agn, layers["kitten"]}, webserver},
-		{Nautilus, []v1.Layer{bb, agn, layers["nautilus"]}, webserver},
+	specs := []e2eImage{
+		{Agnhost, on("agnhost"), agnhostCfg},
+		{AgnhostPrev, on("agnhost"), agnhostCfg},
+		{Kitten, on("agnhost", "kitten"), webserver},
+		{Nautilus, on("agnhost", "nautilus"), webserver},
 		{E2EBusybox, []v1.Layer{bb}, v1.Config{Cmd: []string{"sh"}}},
 		{Nginx, []v1.Layer{bb, layers["nginx"]}, v1.Config{Cmd: []string{"nginx", "-g", "daemon off;"},
 			ExposedPorts: map[string]struct{}{"80/tcp": {}}, StopSignal: "SIGTERM"}},
 		{E2EPause, []v1.Layer{layers["pause"]}, v1.Config{Entrypoint: []string{"/pause"}, User: "65535:65535"}},
-	})
+	}
+	if p.dns != nil {
+		specs = append(specs, e2eImage{GlibcDNSTesting, base, v1.Config{Cmd: []string{"sh"}}})
+	}
+	return makeImages(specs)
 }
 
 // layersOf makes a layer of each named list of files.

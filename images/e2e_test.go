@@ -42,18 +42,42 @@ const jpegMagic = "\xff\xd8\xff"
 
 var agnhostPortsWant = []string{"5000/tcp", "80/tcp", "8080/tcp", "8081/tcp", "9376/tcp"}
 
+// fakeDNS stands in for the host's DNS programs and their libraries.
+var fakeDNS = []File{{Path: "/usr/bin/dig", Mode: 0o755, Data: []byte("dig program")},
+	{Path: "/lib64/ld-linux-x86-64.so.2", Mode: 0o755, Data: []byte("loader")}}
+
 func TestE2EImages(t *testing.T) {
-	built, err := e2eImages(fakeParts)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		dns  []File
+	}{{"without the host's DNS programs", nil}, {"with the host's DNS programs", fakeDNS}} {
+		t.Run(tc.name, func(t *testing.T) {
+			parts := fakeParts
+			parts.dns = tc.dns
+			built, err := e2eImages(parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkImages(t, built, e2eWant(tc.dns != nil))
+		})
 	}
-	kitten := maps.Clone(agnhostWant)
+}
+
+// e2eWant is what e2eImages must make, with or without the DNS programs.
+func e2eWant(dns bool) []wantImage {
+	agnhost := maps.Clone(agnhostWant)
+	dnsFiles := map[string]string{"/usr/bin/dig": "dig program", "/lib64/ld-linux-x86-64.so.2": "loader",
+		"/etc/nsswitch.conf": "hosts: files dns", "/bin/sh": "-> busybox"}
+	if dns {
+		maps.Copy(agnhost, dnsFiles)
+	}
+	kitten := maps.Clone(agnhost)
 	kitten["/data.json"], kitten["/kitten.jpg"], kitten["/etc/os-release"] = `"image": "kitten.jpg"`, jpegMagic, "Alpine Linux"
-	nautilus := maps.Clone(agnhostWant)
+	nautilus := maps.Clone(agnhost)
 	nautilus["/data.json"], nautilus["/nautilus.jpg"] = `"image": "nautilus.jpg"`, jpegMagic
-	checkImages(t, built, []wantImage{
-		{id: imageutils.Agnhost, entrypoint: []string{"/agnhost"}, cmd: []string{"pause"}, ports: agnhostPortsWant, files: agnhostWant},
-		{id: imageutils.AgnhostPrev, entrypoint: []string{"/agnhost"}, cmd: []string{"pause"}, ports: agnhostPortsWant, files: agnhostWant},
+	want := []wantImage{
+		{id: imageutils.Agnhost, entrypoint: []string{"/agnhost"}, cmd: []string{"pause"}, ports: agnhostPortsWant, files: agnhost},
+		{id: imageutils.AgnhostPrev, entrypoint: []string{"/agnhost"}, cmd: []string{"pause"}, ports: agnhostPortsWant, files: agnhost},
 		{id: imageutils.Kitten, entrypoint: []string{"/agnhost"}, cmd: []string{"test-webserver"}, ports: agnhostPortsWant, files: kitten},
 		{id: imageutils.Nautilus, entrypoint: []string{"/agnhost"}, cmd: []string{"test-webserver"}, ports: agnhostPortsWant, files: nautilus},
 		{id: imageutils.BusyBox, cmd: []string{"sh"}, files: map[string]string{"/bin/sh": "-> busybox", "/bin/cat": "-> busybox", "/tmp": ""}},
@@ -61,7 +85,11 @@ func TestE2EImages(t *testing.T) {
 			"/usr/sbin/nginx": "exec httpd -f -p 80 -h /usr/share/nginx/html", "/bin/httpd": "-> busybox", "/bin/killall": "-> busybox",
 			"/usr/share/nginx/html/index.html": "Welcome to nginx!"}},
 		{id: imageutils.Pause, entrypoint: []string{"/pause"}, user: "65535:65535", files: map[string]string{"/pause": "pause program"}},
-	})
+	}
+	if dns {
+		want = append(want, wantImage{id: imageutils.GlibcDnsTesting, cmd: []string{"sh"}, files: dnsFiles})
+	}
+	return want
 }
 
 func TestAggregatorImages(t *testing.T) {
@@ -121,6 +149,9 @@ func checkImages(t *testing.T, built []Built, want []wantImage) {
 				t.Errorf("exposed ports %v, want %v", got, w.ports)
 			}
 			files := flatten(t, img)
+			if _, ok := files["/usr/bin/dig"]; ok && w.files["/usr/bin/dig"] == "" {
+				t.Errorf("/usr/bin/dig present, want none")
+			}
 			for p, want := range w.files {
 				got, ok := files[p]
 				if !ok {

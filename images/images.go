@@ -114,7 +114,8 @@ func Image(files []File, config v1.Config) (v1.Image, error) {
 }
 
 // Layer returns an OCI layer of files. Images that share a Layer share
-// its blob in the registry and in containerd's content store.
+// its blob in the registry and in containerd's content store. The layer
+// keeps its compressed bytes, so that pushing it gzips it no second time.
 func Layer(files []File) (v1.Layer, error) {
 	layerTar, err := tarFiles(slices.Clone(files))
 	if err != nil {
@@ -122,7 +123,7 @@ func Layer(files []File) (v1.Layer, error) {
 	}
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressedCaching)
 }
 
 // LayeredImage returns an OCI image of layers (the first at the bottom)

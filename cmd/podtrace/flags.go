@@ -18,6 +18,7 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
+	"github.com/podtrace/podtrace/images"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -74,7 +75,7 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers through containerd's CRI plugin; root, Linux)")
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
 	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
-	fs.BoolVar(&c.e2eImages, "e2e-images", false, "with --runtime containerd: build the conformance suite's agnhost and busybox images from k8s.io/kubernetes (minutes the first time) and serve them as registry.k8s.io/e2e-test-images/...")
+	fs.BoolVar(&c.e2eImages, "e2e-images", false, "with --runtime containerd: build the conformance suite's images (agnhost, sample-apiserver and etcd from source, a few stand-ins; minutes the first time) and serve them under their registry.k8s.io names")
 }
 
 // checkMaxRestart checks --max-container-restart-period as the kubelet's
@@ -213,11 +214,27 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string) (*crictrd.Ho
 			return nil, nil, fmt.Errorf("--registry-mirror %q: want an http or https URL, e.g. http://127.0.0.1:5000", c.mirror)
 		}
 	}
-	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: filepath.Join(dir, "containerd"), Mirror: c.mirror, E2EImages: c.e2eImages})
+	hostDir := filepath.Join(dir, "containerd")
+	build := filepath.Join(hostDir, "build")
+	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: hostDir, BuildCache: build, Mirror: c.mirror, E2EImages: c.e2eImages})
 	if err != nil {
 		return nil, nil, err
 	}
-	return h, func() { _ = h.Close(context.WithoutCancel(ctx)) }, nil
+	closeHost := func() { _ = h.Close(context.WithoutCancel(ctx)) }
+	if c.e2eImages {
+		// The aggregator spec's sample-apiserver and etcd, compiled here
+		// rather than in StartHost: e2e/containerd's tests start hosts
+		// with E2EImages on a cold build cache and need neither.
+		agg, err := images.BuildAggregator(ctx, images.Config{CacheDir: build})
+		if err == nil {
+			err = images.Push(ctx, h.Registry.Host, agg)
+		}
+		if err != nil {
+			closeHost()
+			return nil, nil, err
+		}
+	}
+	return h, closeHost, nil
 }
 
 // logToFile sends the components' and libraries' logs to path: klog and
