@@ -28,6 +28,7 @@ const (
 	Nautilus    = E2ERegistry + "/e2e-test-images/nautilus:1.8"
 	Nginx       = E2ERegistry + "/e2e-test-images/nginx:1.15-4"
 	E2EPause    = E2ERegistry + "/pause:3.10.2"
+	Nonewprivs  = E2ERegistry + "/e2e-test-images/nonewprivs:1.4"
 	// GlibcDNSTesting is made only when the host has dnsPrograms.
 	GlibcDNSTesting = E2ERegistry + "/e2e-test-images/glibc-dns-testing:2.0.0"
 )
@@ -38,8 +39,11 @@ const (
 // libraries when the host has all of them.
 var dnsPrograms = []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl"}
 
-// agnhostPkg is agnhost's main package in the Kubernetes module.
-const agnhostPkg = "k8s.io/kubernetes/test/images/agnhost"
+// The main packages of agnhost and nonewprivs in the Kubernetes module.
+const (
+	agnhostPkg    = "k8s.io/kubernetes/test/images/agnhost"
+	nonewprivsPkg = "k8s.io/kubernetes/test/images/nonewprivs"
+)
 
 // The module agnhost is built in: k8s.io/kubernetes v1.36.3 with its
 // staging modules, as `go mod tidy` resolved them for agnhost alone. (Not
@@ -69,12 +73,18 @@ var (
 // and what the stand-ins lack). agnhost is compiled from k8s.io/kubernetes'
 // own test/images/agnhost (the first build takes minutes; it is cached in
 // cfg.CacheDir) and is also the program of agnhost 2.55, kitten and
-// nautilus; the pause image's program is podtrace's own. When the host has
+// nautilus; nonewprivs is compiled from the same module; the pause
+// image's program is podtrace's own. When the host has
 // dnsPrograms, they go under the agnhost-based images and make
 // glibc-dns-testing. BuildAggregator makes the aggregator spec's images,
 // which take minutes more to compile.
 func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
-	agnhost, err := compileModule(ctx, cfg, "agnhost", map[string][]byte{"go.mod": agnhostMod, "go.sum": agnhostSum}, agnhostPkg)
+	k8sModule := map[string][]byte{"go.mod": agnhostMod, "go.sum": agnhostSum}
+	agnhost, err := compileModule(ctx, cfg, "agnhost", k8sModule, agnhostPkg)
+	if err != nil {
+		return nil, err
+	}
+	nnp, err := compileModule(ctx, cfg, "nonewprivs", k8sModule, nonewprivsPkg)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +100,7 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", GlibcDNSTesting, err)
 	}
-	return e2eImages(e2eParts{agnhost: agnhost, pause: pause, busybox: bb, applets: allApplets(cfg), dns: dns})
+	return e2eImages(e2eParts{agnhost: agnhost, nnp: nnp, pause: pause, busybox: bb, applets: allApplets(cfg), dns: dns})
 }
 
 // hostDNSPrograms are dnsPrograms' files, or none when the host lacks one.
@@ -105,9 +115,9 @@ func hostDNSPrograms(ctx context.Context) ([]File, error) {
 
 // e2eParts are the programs BuildE2E's images are made of.
 type e2eParts struct {
-	agnhost, pause, busybox []byte
-	applets                 []string // busybox's commands to link in /bin
-	dns                     []File   // dnsPrograms and their libraries; none without them
+	agnhost, nnp, pause, busybox []byte
+	applets                      []string // busybox's commands to link in /bin
+	dns                          []File   // dnsPrograms and their libraries; none without them
 }
 
 // e2eImage is one image to make: its layers, bottom first, and config.
@@ -131,7 +141,10 @@ func e2eImages(p e2eParts) ([]Built, error) {
 		"kitten":   {{Path: "/kitten.jpg", Mode: 0o644, Data: kittenJPG}, {Path: "/data.json", Mode: 0o644, Data: kittenJSON}},
 		"nautilus": {{Path: "/nautilus.jpg", Mode: 0o644, Data: nautilusJPG}, {Path: "/data.json", Mode: 0o644, Data: nautilusJSON}},
 		"nginx":    nginxFiles(),
-		"pause":    append(baseFiles(), File{Path: "/pause", Mode: 0o755, Data: p.pause}),
+		// Set-user-ID root, as upstream's (`chmod +s`): the
+		// allowPrivilegeEscalation specs read the effective uid it prints.
+		"nonewprivs": {{Path: "/usr/local/bin/nnp", Mode: 0o4755, Data: p.nnp}},
+		"pause":      append(baseFiles(), File{Path: "/pause", Mode: 0o755, Data: p.pause}),
 	}
 	if p.dns != nil {
 		files["dns"] = append(slices.Clone(p.dns), File{Path: "/etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
@@ -163,6 +176,7 @@ func e2eImages(p e2eParts) ([]Built, error) {
 		{Nginx, []v1.Layer{bb, layers["nginx"]}, v1.Config{Cmd: []string{"nginx", "-g", "daemon off;"},
 			ExposedPorts: map[string]struct{}{"80/tcp": {}}, StopSignal: "SIGTERM"}},
 		{E2EPause, []v1.Layer{layers["pause"]}, v1.Config{Entrypoint: []string{"/pause"}, User: "65535:65535"}},
+		{Nonewprivs, []v1.Layer{bb, layers["nonewprivs"]}, v1.Config{Cmd: []string{"nnp"}}},
 	}
 	if p.dns != nil {
 		specs = append(specs, e2eImage{GlibcDNSTesting, base, v1.Config{Cmd: []string{"sh"}}})

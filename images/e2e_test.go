@@ -18,7 +18,7 @@ import (
 
 // fakeParts stand in for the compiled programs: the tests check what
 // the images are made of, not the programs (which take minutes to build).
-var fakeParts = e2eParts{agnhost: []byte("agnhost program"), pause: []byte("pause program"),
+var fakeParts = e2eParts{agnhost: []byte("agnhost program"), nnp: []byte("nnp program"), pause: []byte("pause program"),
 	busybox: []byte("busybox program"), applets: []string{"sh", "httpd", "killall", "cat"}}
 
 // wantImage is what one image must be: upstream's name, entrypoint, cmd
@@ -30,6 +30,7 @@ type wantImage struct {
 	ports      []string
 	user       string
 	files      map[string]string
+	modes      map[string]int64 // path → permission bits
 }
 
 var agnhostWant = map[string]string{"/agnhost": "agnhost program", "/agnhost-2": "-> agnhost",
@@ -85,6 +86,8 @@ func e2eWant(dns bool) []wantImage {
 			"/usr/sbin/nginx": "exec httpd -f -p 80 -h /usr/share/nginx/html", "/bin/httpd": "-> busybox", "/bin/killall": "-> busybox",
 			"/usr/share/nginx/html/index.html": "Welcome to nginx!"}},
 		{id: imageutils.Pause, entrypoint: []string{"/pause"}, user: "65535:65535", files: map[string]string{"/pause": "pause program"}},
+		{id: imageutils.Nonewprivs, cmd: []string{"nnp"}, files: map[string]string{"/usr/local/bin/nnp": "nnp program", "/bin/sh": "-> busybox"},
+			modes: map[string]int64{"/usr/local/bin/nnp": 0o4755}},
 	}
 	if dns {
 		want = append(want, wantImage{id: imageutils.GlibcDnsTesting, cmd: []string{"sh"}, files: dnsFiles})
@@ -148,9 +151,14 @@ func checkImages(t *testing.T, built []Built, want []wantImage) {
 			if got := slices.Sorted(maps.Keys(c.ExposedPorts)); !slices.Equal(got, w.ports) {
 				t.Errorf("exposed ports %v, want %v", got, w.ports)
 			}
-			files := flatten(t, img)
+			files, modes := flatten(t, img)
 			if _, ok := files["/usr/bin/dig"]; ok && w.files["/usr/bin/dig"] == "" {
 				t.Errorf("/usr/bin/dig present, want none")
+			}
+			for p, want := range w.modes {
+				if modes[p] != want {
+					t.Errorf("%s has mode %o, want %o", p, modes[p], want)
+				}
 			}
 			for p, want := range w.files {
 				got, ok := files[p]
@@ -165,17 +173,17 @@ func checkImages(t *testing.T, built []Built, want []wantImage) {
 }
 
 // flatten reads an image's file system as containerd would unpack it:
-// path → content, "-> target" for links.
-func flatten(t *testing.T, img v1.Image) map[string]string {
+// path → content ("-> target" for links) and path → mode.
+func flatten(t *testing.T, img v1.Image) (map[string]string, map[string]int64) {
 	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
-	files := map[string]string{}
+	files, modes := map[string]string{}, map[string]int64{}
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return files
+			return files, modes
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -187,7 +195,8 @@ func flatten(t *testing.T, img v1.Image) map[string]string {
 		if h.Typeflag == tar.TypeSymlink {
 			b.WriteString("-> " + h.Linkname)
 		}
-		files["/"+strings.TrimSuffix(h.Name, "/")] = b.String()
+		p := "/" + strings.TrimSuffix(h.Name, "/")
+		files[p], modes[p] = b.String(), h.Mode
 	}
 }
 
