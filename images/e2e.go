@@ -55,6 +55,16 @@ var (
 	agnhostSum []byte
 )
 
+// The TLS certificate and key upstream's agnhost image keeps in / (from
+// test/images/agnhost/porter): StatefulSet specs probe /localhost.crt over
+// HTTP through test-webserver, HTTPS lifecycle hooks serve with them.
+var (
+	//go:embed agnhost/localhost.crt
+	localhostCrt []byte
+	//go:embed agnhost/localhost.key
+	localhostKey []byte
+)
+
 // The Update Demo's pictures and data.json, as k8s.io/kubernetes v1.36.3
 // has them in test/images/kitten/html and test/images/nautilus/html.
 var (
@@ -215,8 +225,9 @@ func makeImages(specs []e2eImage) ([]Built, error) {
 
 // agnhostFiles are what upstream's agnhost image adds to its base, on
 // busybox rather than Alpine: /agnhost and the /agnhost-2 link, /uploads,
-// the user and group upstream's image defines (a SupplementalGroups spec
-// reads them), and an os-release that says what the base is.
+// /localhost.crt and /localhost.key, the user and group upstream's image
+// defines (a SupplementalGroups spec reads them), and an os-release that
+// says what the base is.
 func agnhostFiles(agnhost []byte) []File {
 	var passwd, group []byte
 	for _, f := range baseFiles() {
@@ -234,6 +245,8 @@ func agnhostFiles(agnhost []byte) []File {
 		{Path: "/agnhost", Mode: 0o755, Data: agnhost},
 		{Path: "/agnhost-2", Link: "agnhost"},
 		{Path: "/uploads", Dir: true, Mode: 0o755},
+		{Path: "/localhost.crt", Mode: 0o644, Data: localhostCrt},
+		{Path: "/localhost.key", Mode: 0o644, Data: localhostKey},
 	}
 }
 

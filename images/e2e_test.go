@@ -36,7 +36,8 @@ type wantImage struct {
 var agnhostWant = map[string]string{"/agnhost": "agnhost program", "/agnhost-2": "-> agnhost",
 	"/bin/sh": "-> busybox", "/bin/busybox": "busybox program",
 	"/etc/group":  "group-defined-in-image:x:50000:user-defined-in-image",
-	"/etc/passwd": "user-defined-in-image:x:1000:1000", "/uploads": ""}
+	"/etc/passwd": "user-defined-in-image:x:1000:1000", "/uploads": "",
+	"/localhost.crt": "BEGIN CERTIFICATE", "/localhost.key": "PRIVATE KEY"}
 
 // jpegMagic starts every JPEG file.
 const jpegMagic = "\xff\xd8\xff"
