@@ -47,8 +47,9 @@ var shellImages = []string{"busybox", "alpine", "ubuntu", "debian", "bash", "fed
 //   - a command runs as engine/cri/sim/proc runs it: shell scripts
 //     interpreted, common commands simulated against the container's files
 //     and environment, any other command a server that runs until stopped;
-//   - no command but arguments: agnhost's image runs /agnhost with them, as its
-//     entrypoint; other images run the arguments;
+//   - no command: agnhost's image runs its entrypoint /agnhost with the
+//     arguments, or with its own command "pause" when there are none;
+//     other images run the arguments;
 //   - no command: shell images (busybox, alpine, ubuntu, ...) exit 0 at once,
 //     every other image runs its server until stopped.
 func parseProgram(image string, command, args []string, ann map[string]string) (program, error) {
@@ -69,8 +70,11 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 	if i := strings.LastIndex(image, "/"); i >= 0 {
 		base = strings.SplitN(strings.SplitN(image[i+1:], "@", 2)[0], ":", 2)[0]
 	}
-	if len(command) == 0 && len(args) > 0 && base == "agnhost" {
+	if len(command) == 0 && base == "agnhost" {
 		command = []string{"/agnhost"} // the image's entrypoint
+		if len(args) == 0 {
+			args = []string{"pause"} // and its command
+		}
 	}
 	argv := append(append([]string{}, command...), args...)
 	if len(argv) == 0 {

@@ -187,6 +187,12 @@ func TestParseProgram(t *testing.T) {
 		{name: "a shell script", cmd: []string{"/bin/sh", "-c"}, args: []string{"sleep 10; exit 2"}, want: "/bin/sh -c sleep 10; exit 2", term: true},
 		{name: "sleep", cmd: []string{"sleep", "3600"}, want: "sleep 3600", term: true},
 		{name: "a server", cmd: []string{"nginx", "-g", "daemon off;"}, want: "nginx -g daemon off;"},
+		// agnhost's entrypoint, with its default command pause.
+		{name: "agnhost's arguments", image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", args: []string{"netexec", "--http-port=80"},
+			want: "/agnhost netexec --http-port=80"},
+		{name: "agnhost's defaults", image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", want: "/agnhost pause"},
+		{name: "agnhost's command", image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", cmd: []string{"/agnhost-2"},
+			args: []string{"entrypoint-tester"}, want: "/agnhost-2 entrypoint-tester"},
 	}
 	for _, tt := range tests {
 		p, err := parseProgram(tt.image, tt.cmd, tt.args, tt.ann)
