@@ -29,15 +29,17 @@ const (
 	Nginx       = E2ERegistry + "/e2e-test-images/nginx:1.15-4"
 	E2EPause    = E2ERegistry + "/pause:3.10.2"
 	Nonewprivs  = E2ERegistry + "/e2e-test-images/nonewprivs:1.4"
-	// GlibcDNSTesting is made only when the host has dnsPrograms.
+	// GlibcDNSTesting is made only when the host has hostTools.
 	GlibcDNSTesting = E2ERegistry + "/e2e-test-images/glibc-dns-testing:2.0.0"
 )
 
-// dnsPrograms are the host's programs (Debian's bind9-dnsutils, libc-bin
-// and curl) that the DNS and session-affinity specs run in agnhost and
-// glibc-dns-testing pods; BuildE2E copies them with their shared
-// libraries when the host has all of them.
-var dnsPrograms = []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl"}
+// hostTools are the host's programs (Debian's bind9-dnsutils, libc-bin,
+// curl and netcat-openbsd) that the DNS, Services and session-affinity
+// specs run in agnhost and glibc-dns-testing pods, as upstream's Alpine
+// and Debian images have them; BuildE2E copies them with their shared
+// libraries when the host has all of them. OpenBSD's nc also answers to
+// nc (busybox's has no -u, -v or -z).
+var hostTools = []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl", "/usr/bin/nc.openbsd"}
 
 // The main packages of agnhost and nonewprivs in the Kubernetes module.
 const (
@@ -85,7 +87,7 @@ var (
 // cfg.CacheDir) and is also the program of agnhost 2.55, kitten and
 // nautilus; nonewprivs is compiled from the same module; the pause
 // image's program is podtrace's own. When the host has
-// dnsPrograms, they go under the agnhost-based images and make
+// hostTools, they go under the agnhost-based images and make
 // glibc-dns-testing. BuildAggregator makes the aggregator spec's images,
 // which take minutes more to compile.
 func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
@@ -106,28 +108,33 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", E2EBusybox, err)
 	}
-	dns, err := hostDNSPrograms(ctx)
+	tools, err := hostToolFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", GlibcDNSTesting, err)
 	}
-	return e2eImages(e2eParts{agnhost: agnhost, nnp: nnp, pause: pause, busybox: bb, applets: allApplets(cfg), dns: dns})
+	return e2eImages(e2eParts{agnhost: agnhost, nnp: nnp, pause: pause, busybox: bb, applets: allApplets(cfg), tools: tools})
 }
 
-// hostDNSPrograms are dnsPrograms' files, or none when the host lacks one.
-func hostDNSPrograms(ctx context.Context) ([]File, error) {
-	for _, p := range dnsPrograms {
+// hostToolFiles are hostTools' files, or none when the host lacks one.
+func hostToolFiles(ctx context.Context) ([]File, error) {
+	for _, p := range hostTools {
 		if _, err := os.Stat(p); err != nil {
 			return nil, nil
 		}
 	}
-	return hostPrograms(ctx, dnsPrograms...)
+	files, err := hostPrograms(ctx, hostTools...)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, File{Path: "/usr/bin/nc", Link: "nc.openbsd"},
+		File{Path: "/etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")}), nil
 }
 
 // e2eParts are the programs BuildE2E's images are made of.
 type e2eParts struct {
 	agnhost, nnp, pause, busybox []byte
 	applets                      []string // busybox's commands to link in /bin
-	dns                          []File   // dnsPrograms and their libraries; none without them
+	tools                        []File   // hostTools and their libraries; none without them
 }
 
 // e2eImage is one image to make: its layers, bottom first, and config.
@@ -141,7 +148,7 @@ type e2eImage struct {
 var agnhostPorts = map[string]struct{}{"80/tcp": {}, "8080/tcp": {}, "8081/tcp": {}, "9376/tcp": {}, "5000/tcp": {}}
 
 // e2eImages makes BuildE2E's images of p. Images that share a base share
-// its layer: busybox's under every image, the DNS programs' under the
+// its layer: busybox's under every image, the host's tools under the
 // agnhost-based images and glibc-dns-testing, agnhost's under kitten and
 // nautilus.
 func e2eImages(p e2eParts) ([]Built, error) {
@@ -156,16 +163,16 @@ func e2eImages(p e2eParts) ([]Built, error) {
 		"nonewprivs": {{Path: "/usr/local/bin/nnp", Mode: 0o4755, Data: p.nnp}},
 		"pause":      append(baseFiles(), File{Path: "/pause", Mode: 0o755, Data: p.pause}),
 	}
-	if p.dns != nil {
-		files["dns"] = append(slices.Clone(p.dns), File{Path: "/etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
+	if p.tools != nil {
+		files["tools"] = p.tools
 	}
 	layers, err := layersOf(files)
 	if err != nil {
 		return nil, err
 	}
 	bb, base := layers["busybox"], []v1.Layer{layers["busybox"]}
-	if p.dns != nil {
-		base = append(base, layers["dns"])
+	if p.tools != nil {
+		base = append(base, layers["tools"])
 	}
 	on := func(top ...string) []v1.Layer { // base, then the named layers
 		out := slices.Clone(base)
@@ -188,7 +195,7 @@ func e2eImages(p e2eParts) ([]Built, error) {
 		{E2EPause, []v1.Layer{layers["pause"]}, v1.Config{Entrypoint: []string{"/pause"}, User: "65535:65535"}},
 		{Nonewprivs, []v1.Layer{bb, layers["nonewprivs"]}, v1.Config{Cmd: []string{"nnp"}}},
 	}
-	if p.dns != nil {
+	if p.tools != nil {
 		specs = append(specs, e2eImage{GlibcDNSTesting, base, v1.Config{Cmd: []string{"sh"}}})
 	}
 	return makeImages(specs)

@@ -3,6 +3,7 @@ package images
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io"
 	"maps"
 	"os"
@@ -44,34 +45,33 @@ const jpegMagic = "\xff\xd8\xff"
 
 var agnhostPortsWant = []string{"5000/tcp", "80/tcp", "8080/tcp", "8081/tcp", "9376/tcp"}
 
-// fakeDNS stands in for the host's DNS programs and their libraries.
-var fakeDNS = []File{{Path: "/usr/bin/dig", Mode: 0o755, Data: []byte("dig program")},
+// fakeTools stand in for the host's tools and their libraries.
+var fakeTools = []File{{Path: "/usr/bin/dig", Mode: 0o755, Data: []byte("dig program")},
 	{Path: "/lib64/ld-linux-x86-64.so.2", Mode: 0o755, Data: []byte("loader")}}
 
 func TestE2EImages(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		dns  []File
-	}{{"without the host's DNS programs", nil}, {"with the host's DNS programs", fakeDNS}} {
+		name  string
+		tools []File
+	}{{"without the host's tools", nil}, {"with the host's tools", fakeTools}} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := fakeParts
-			parts.dns = tc.dns
+			parts.tools = tc.tools
 			built, err := e2eImages(parts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkImages(t, built, e2eWant(tc.dns != nil))
+			checkImages(t, built, e2eWant(tc.tools != nil))
 		})
 	}
 }
 
-// e2eWant is what e2eImages must make, with or without the DNS programs.
-func e2eWant(dns bool) []wantImage {
+// e2eWant is what e2eImages must make, with or without the host's tools.
+func e2eWant(tools bool) []wantImage {
 	agnhost := maps.Clone(agnhostWant)
-	dnsFiles := map[string]string{"/usr/bin/dig": "dig program", "/lib64/ld-linux-x86-64.so.2": "loader",
-		"/etc/nsswitch.conf": "hosts: files dns", "/bin/sh": "-> busybox"}
-	if dns {
-		maps.Copy(agnhost, dnsFiles)
+	toolFiles := map[string]string{"/usr/bin/dig": "dig program", "/lib64/ld-linux-x86-64.so.2": "loader", "/bin/sh": "-> busybox"}
+	if tools {
+		maps.Copy(agnhost, toolFiles)
 	}
 	kitten := maps.Clone(agnhost)
 	kitten["/data.json"], kitten["/kitten.jpg"], kitten["/etc/os-release"] = `"image": "kitten.jpg"`, jpegMagic, "Alpine Linux"
@@ -90,8 +90,8 @@ func e2eWant(dns bool) []wantImage {
 		{id: imageutils.Nonewprivs, cmd: []string{"nnp"}, files: map[string]string{"/usr/local/bin/nnp": "nnp program", "/bin/sh": "-> busybox"},
 			modes: map[string]int64{"/usr/local/bin/nnp": 0o4755}},
 	}
-	if dns {
-		want = append(want, wantImage{id: imageutils.GlibcDnsTesting, cmd: []string{"sh"}, files: dnsFiles})
+	if tools {
+		want = append(want, wantImage{id: imageutils.GlibcDnsTesting, cmd: []string{"sh"}, files: toolFiles})
 	}
 	return want
 }
@@ -215,5 +215,32 @@ func TestNginxStandInCommands(t *testing.T) {
 		if !strings.Contains(nginxScript, cmd) && cmd != "sh" {
 			t.Errorf("the nginx script runs no %s", cmd)
 		}
+	}
+}
+
+// TestHostToolFiles checks the host's tools layer where the host has them:
+// each tool, OpenBSD's nc under the name nc, and the resolver's order.
+func TestHostToolFiles(t *testing.T) {
+	files, err := hostToolFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == nil {
+		t.Skip("the host lacks one of", hostTools)
+	}
+	got := map[string]File{}
+	for _, f := range files {
+		got[f.Path] = f
+	}
+	for _, p := range hostTools {
+		if len(got[p].Data) == 0 {
+			t.Errorf("%s missing", p)
+		}
+	}
+	if got["/usr/bin/nc"].Link != "nc.openbsd" {
+		t.Errorf("/usr/bin/nc is %+v, want a link to nc.openbsd", got["/usr/bin/nc"].Link)
+	}
+	if !strings.Contains(string(got["/etc/nsswitch.conf"].Data), "hosts: files dns") {
+		t.Errorf("nsswitch.conf %q", got["/etc/nsswitch.conf"].Data)
 	}
 }
