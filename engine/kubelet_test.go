@@ -315,7 +315,11 @@ func TestKubeletPods(t *testing.T) {
 				Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo hello"}}}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
 					PeriodSeconds: 1}}}}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("ordered")) })
+		// The recording reads the hub on a goroutine of its own: the ready
+		// stage's end may reach it a moment after the pod reads Ready.
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready, and its ready stage recorded", func() bool {
+			return isReady(get("ordered")) && len(lane("ordered", stages.Ready, stages.Succeeded)) > 0
+		})
 		var order []string
 		for _, ev := range rec.Events() {
 			if ev.Pod == "ordered" && ev.Status == stages.Succeeded && (ev.Stage == stages.Start || ev.Stage == stages.Hooks || ev.Stage == stages.Ready) {
