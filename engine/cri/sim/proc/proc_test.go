@@ -49,6 +49,9 @@ func TestScripts(t *testing.T) {
 	}{
 		{[]string{"sh", "-c", "echo $GREETING from $(hostname)"}, 0, "hello from web-1\n", ""},
 		{[]string{"cat", "/etc/config/mode"}, 0, "debug\n", ""},
+		// ConfigMap's binary data spec reads hexdump -C's line.
+		{[]string{"sh", "-c", "printf '\\xde\\xca\\xfe\\xba\\xd0\\xfe\\xff' > /data/dump.bin; hexdump -C /data/dump.bin"}, 0,
+			"00000000  de ca fe ba d0 fe ff                              |.......|\n00000007\n", ""},
 		{[]string{"sh", "-c", "cat /etc/config/missing"}, 1, "", "cat: can't open '/etc/config/missing': No such file or directory\n"},
 		{[]string{"sh", "-c", "echo x > /etc/config/mode"}, 1, "", "sh: can't create /etc/config/mode: Read-only file system\n"},
 		{[]string{"sh", "-c", "cat < /nothere"}, 1, "", "sh: can't open '/nothere': No such file or directory\n"},
