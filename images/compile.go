@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -34,14 +35,7 @@ func compileModule(ctx context.Context, cfg Config, prog string, files map[strin
 	if cfg.CacheDir == "" {
 		return nil, fmt.Errorf("build %s: images.Config.CacheDir is empty", prog)
 	}
-	goBin := cfg.Go
-	if goBin == "" {
-		p, err := exec.LookPath("go")
-		if err != nil {
-			p = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		goBin = p
-	}
+	goBin := goCommand(cfg)
 	ver, err := exec.CommandContext(ctx, goBin, "env", "GOVERSION").Output()
 	if err != nil {
 		return nil, fmt.Errorf("build %s: the go command is needed to build podtrace's images: %w", prog, err)
@@ -82,11 +76,7 @@ func compileModule(ctx context.Context, cfg Config, prog string, files map[strin
 	}
 	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out+".tmp", pkg)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH,
-		"GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GO111MODULE=on")
-	if os.Getenv("GOCACHE") == "" && os.Getenv("HOME") == "" {
-		cmd.Env = append(cmd.Env, "GOCACHE="+filepath.Join(cfg.CacheDir, "gocache"))
-	}
+	cmd.Env = goEnv(cfg)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build %s: go build: %w: %s", prog, err, strings.TrimSpace(string(b)))
 	}
@@ -94,4 +84,67 @@ func compileModule(ctx context.Context, cfg Config, prog string, files map[strin
 		return nil, fmt.Errorf("build %s: %w", prog, err)
 	}
 	return os.ReadFile(out)
+}
+
+// goCommand is the go command images are built with: cfg.Go, else the one
+// on PATH, else this toolchain's.
+func goCommand(cfg Config) string {
+	if cfg.Go != "" {
+		return cfg.Go
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// goEnv is the environment of the go commands that build images: static
+// linux binaries, in a module of their own, with this toolchain.
+func goEnv(cfg Config) []string {
+	env := append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH,
+		"GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GO111MODULE=on")
+	if os.Getenv("GOCACHE") == "" && os.Getenv("HOME") == "" {
+		env = append(env, "GOCACHE="+filepath.Join(cfg.CacheDir, "gocache"))
+	}
+	return env
+}
+
+// moduleFiles reads paths (slash-separated, relative to the module's root)
+// from module, at the version the go.mod in files requires, as the module
+// cache holds it: the data files of upstream's images (pictures,
+// certificates) come from the release itself rather than from copies.
+func moduleFiles(ctx context.Context, cfg Config, files map[string][]byte, module string, paths ...string) (map[string][]byte, error) {
+	if cfg.CacheDir == "" {
+		return nil, fmt.Errorf("read %s: images.Config.CacheDir is empty", module)
+	}
+	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
+		return nil, fmt.Errorf("read %s: %w", module, err)
+	}
+	work, err := os.MkdirTemp(cfg.CacheDir, "module-")
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", module, err)
+	}
+	defer os.RemoveAll(work)
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(work, n), b, 0o644); err != nil {
+			return nil, fmt.Errorf("read %s: %w", module, err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, goCommand(cfg), "mod", "download", "-json", module)
+	cmd.Dir = work
+	cmd.Env = goEnv(cfg)
+	out, err := cmd.Output()
+	var dl struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &dl); err != nil || jerr != nil || dl.Dir == "" {
+		return nil, fmt.Errorf("read %s: go mod download: %v %s", module, err, dl.Error)
+	}
+	got := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		b, err := os.ReadFile(filepath.Join(dl.Dir, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", module, err)
+		}
+		got[p] = b
+	}
+	return got, nil
 }

@@ -57,28 +57,22 @@ var (
 	agnhostSum []byte
 )
 
-// The TLS certificate and key upstream's agnhost image keeps in / (from
-// test/images/agnhost/porter): StatefulSet specs probe /localhost.crt over
-// HTTP through test-webserver, HTTPS lifecycle hooks serve with them.
-var (
-	//go:embed agnhost/localhost.crt
-	localhostCrt []byte
-	//go:embed agnhost/localhost.key
-	localhostKey []byte
+// upstreamFiles are the data files of upstream's images that podtrace's
+// builds carry, read from the release's module (k8s.io/kubernetes) at the
+// version agnhost is built from: the TLS certificate and key upstream's
+// agnhost image keeps in / (test/images/agnhost/porter's; StatefulSet
+// specs probe /localhost.crt over HTTP through test-webserver, HTTPS
+// lifecycle hooks serve with them), and the Update Demo's pictures and
+// data.json (test/images/kitten/html and test/images/nautilus/html).
+const (
+	localhostCrt = "test/images/agnhost/porter/localhost.crt"
+	localhostKey = "test/images/agnhost/porter/localhost.key"
+	kittenDir    = "test/images/kitten/html/"
+	nautilusDir  = "test/images/nautilus/html/"
 )
 
-// The Update Demo's pictures and data.json, as k8s.io/kubernetes v1.36.3
-// has them in test/images/kitten/html and test/images/nautilus/html.
-var (
-	//go:embed updatedemo/kitten/kitten.jpg
-	kittenJPG []byte
-	//go:embed updatedemo/kitten/data.json
-	kittenJSON []byte
-	//go:embed updatedemo/nautilus/nautilus.jpg
-	nautilusJPG []byte
-	//go:embed updatedemo/nautilus/data.json
-	nautilusJSON []byte
-)
+var upstreamFiles = []string{localhostCrt, localhostKey,
+	kittenDir + "kitten.jpg", kittenDir + "data.json", nautilusDir + "nautilus.jpg", nautilusDir + "data.json"}
 
 // BuildE2E makes the conformance suite's images that need no compile of
 // their own beyond agnhost (docs/conformance.md says what each is made of
@@ -100,6 +94,10 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	upstream, err := moduleFiles(ctx, cfg, k8sModule, "k8s.io/kubernetes", upstreamFiles...)
+	if err != nil {
+		return nil, err
+	}
 	pause, err := compile(ctx, cfg, "pause", pauseSrc)
 	if err != nil {
 		return nil, err
@@ -112,7 +110,7 @@ func BuildE2E(ctx context.Context, cfg Config) ([]Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", GlibcDNSTesting, err)
 	}
-	return e2eImages(e2eParts{agnhost: agnhost, nnp: nnp, pause: pause, busybox: bb, applets: allApplets(cfg), tools: tools})
+	return e2eImages(e2eParts{agnhost: agnhost, nnp: nnp, pause: pause, busybox: bb, applets: allApplets(cfg), tools: tools, upstream: upstream})
 }
 
 // hostToolFiles are hostTools' files, or none when the host lacks one.
@@ -133,8 +131,9 @@ func hostToolFiles(ctx context.Context) ([]File, error) {
 // e2eParts are the programs BuildE2E's images are made of.
 type e2eParts struct {
 	agnhost, nnp, pause, busybox []byte
-	applets                      []string // busybox's commands to link in /bin
-	tools                        []File   // hostTools and their libraries; none without them
+	applets                      []string          // busybox's commands to link in /bin
+	tools                        []File            // hostTools and their libraries; none without them
+	upstream                     map[string][]byte // upstreamFiles' contents by path
 }
 
 // e2eImage is one image to make: its layers, bottom first, and config.
@@ -154,9 +153,9 @@ var agnhostPorts = map[string]struct{}{"80/tcp": {}, "8080/tcp": {}, "8081/tcp":
 func e2eImages(p e2eParts) ([]Built, error) {
 	files := map[string][]File{
 		"busybox":  append(baseFiles(), busyboxFiles(p.busybox, p.applets)...),
-		"agnhost":  agnhostFiles(p.agnhost),
-		"kitten":   {{Path: "/kitten.jpg", Mode: 0o644, Data: kittenJPG}, {Path: "/data.json", Mode: 0o644, Data: kittenJSON}},
-		"nautilus": {{Path: "/nautilus.jpg", Mode: 0o644, Data: nautilusJPG}, {Path: "/data.json", Mode: 0o644, Data: nautilusJSON}},
+		"agnhost":  p.agnhostFiles(),
+		"kitten":   p.webFiles(kittenDir, "kitten.jpg", "data.json"),
+		"nautilus": p.webFiles(nautilusDir, "nautilus.jpg", "data.json"),
 		"nginx":    nginxFiles(),
 		// Set-user-ID root, as upstream's (`chmod +s`): the
 		// allowPrivilegeEscalation specs read the effective uid it prints.
@@ -235,7 +234,7 @@ func makeImages(specs []e2eImage) ([]Built, error) {
 // /localhost.crt and /localhost.key, the user and group upstream's image
 // defines (a SupplementalGroups spec reads them), and an os-release that
 // says what the base is.
-func agnhostFiles(agnhost []byte) []File {
+func (p e2eParts) agnhostFiles() []File {
 	var passwd, group []byte
 	for _, f := range baseFiles() {
 		switch f.Path {
@@ -249,12 +248,22 @@ func agnhostFiles(agnhost []byte) []File {
 		{Path: "/etc/passwd", Mode: 0o644, Data: passwd},
 		{Path: "/etc/group", Mode: 0o644, Data: group},
 		{Path: "/etc/os-release", Mode: 0o644, Data: []byte(osRelease)},
-		{Path: "/agnhost", Mode: 0o755, Data: agnhost},
+		{Path: "/agnhost", Mode: 0o755, Data: p.agnhost},
 		{Path: "/agnhost-2", Link: "agnhost"},
 		{Path: "/uploads", Dir: true, Mode: 0o755},
-		{Path: "/localhost.crt", Mode: 0o644, Data: localhostCrt},
-		{Path: "/localhost.key", Mode: 0o644, Data: localhostKey},
+		{Path: "/localhost.crt", Mode: 0o644, Data: p.upstream[localhostCrt]},
+		{Path: "/localhost.key", Mode: 0o644, Data: p.upstream[localhostKey]},
 	}
+}
+
+// webFiles are the files of upstream's image directory dir (one of
+// upstreamFiles' directories) that its Dockerfile adds to /.
+func (p e2eParts) webFiles(dir string, names ...string) []File {
+	files := make([]File, len(names))
+	for i, n := range names {
+		files[i] = File{Path: "/" + n, Mode: 0o644, Data: p.upstream[dir+n]}
+	}
+	return files
 }
 
 // osRelease is the agnhost-based images' /etc/os-release. Upstream's are

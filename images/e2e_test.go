@@ -49,6 +49,18 @@ var agnhostPortsWant = []string{"5000/tcp", "80/tcp", "8080/tcp", "8081/tcp", "9
 var fakeTools = []File{{Path: "/usr/bin/dig", Mode: 0o755, Data: []byte("dig program")},
 	{Path: "/lib64/ld-linux-x86-64.so.2", Mode: 0o755, Data: []byte("loader")}}
 
+// upstreamOfRelease reads upstreamFiles from the release's module, as
+// BuildE2E does (from the module cache: nothing is compiled).
+func upstreamOfRelease(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := moduleFiles(context.Background(), Config{CacheDir: t.TempDir()},
+		map[string][]byte{"go.mod": agnhostMod, "go.sum": agnhostSum}, "k8s.io/kubernetes", upstreamFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 func TestE2EImages(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -56,6 +68,7 @@ func TestE2EImages(t *testing.T) {
 	}{{"without the host's tools", nil}, {"with the host's tools", fakeTools}} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := fakeParts
+			parts.upstream = upstreamOfRelease(t)
 			parts.tools = tc.tools
 			built, err := e2eImages(parts)
 			if err != nil {
