@@ -97,16 +97,14 @@ func (h *Host) StartNode(ctx context.Context, node, podCIDR string, tp oteltrace
 
 // NewNode is containerd's cri.Factory on h: the node's containerd
 // (StartNode), whose CRI client shares the kubelet's tracer provider,
-// with cfg's Observer answering the node's podtrace-cni. The node stops
-// with h (Close).
+// with cfg's Observer, if any, answering the node's podtrace-cni. The
+// node stops with h (Close).
 func (h *Host) NewNode(ctx context.Context, cfg cri.Config) (cri.Node, error) {
 	n, err := h.StartNode(ctx, cfg.Name, cfg.PodCIDR, cfg.KubeletTracerProvider, cfg.Routes...)
 	if err != nil {
 		return cri.Node{}, err
 	}
-	if cfg.Observer != nil {
-		h.plugins.observe(cfg.Name, cfg.Observer)
-	}
+	h.plugins.observe(cfg.Name, cfg.Observer) // none: a node started again untraced answers no stale observer
 	return cri.Node{Runtime: n.Runtime, Images: n.Images, RealContainers: true}, nil
 }
 
