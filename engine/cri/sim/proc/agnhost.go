@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	certutil "k8s.io/client-go/util/cert"
 	"mvdan.cc/sh/v3/interp"
 )
 
@@ -44,6 +45,33 @@ var imageCommands = map[string][]string{
 	"dnsutils":          {"dig"},
 	"curl":              {"curl"},
 	"netshoot":          {"dig", "curl"},
+}
+
+// agnhostCert is the agnhost image's /localhost.crt and /localhost.key:
+// a certificate for 127.0.0.1 and ::1, made once.
+var agnhostCert = sync.OnceValues(func() ([2][]byte, error) {
+	cert, key, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, nil)
+	return [2][]byte{cert, key}, err
+})
+
+// WithImage adds to f the files of image that the simulation knows (a
+// simulated image has no others): agnhost's /localhost.crt and
+// /localhost.key, which StatefulSets' readiness probes fetch from its
+// test-webserver and HTTPS servers use. It returns f.
+func (f *FS) WithImage(image string) *FS {
+	if !(&commands{p: Process{Image: image}}).imageHas("agnhost") {
+		return f
+	}
+	pair, err := agnhostCert()
+	if err != nil {
+		return f
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, name := range []string{"/localhost.crt", "/localhost.key"} {
+		f.files[name] = &memFile{data: pair[i], modTime: time.Now()}
+	}
+	return f
 }
 
 // imageHas reports whether the container's image has the program name.

@@ -65,9 +65,9 @@ func (n *loopNet) addr(network string, port int) string {
 }
 
 // startPod runs argv as the main process of a pod named backend-1 at
-// 10.244.1.9 with image and env, until the test ends, and waits until it
+// 10.244.1.9 with file system fsys, image and env, until the test ends, and waits until it
 // listens on listening sockets.
-func startPod(t *testing.T, image string, env []string, listening int, argv ...string) (*loopNet, *lockedBuffer) {
+func startPod(t *testing.T, fsys *FS, image string, env []string, listening int, argv ...string) (*loopNet, *lockedBuffer) {
 	t.Helper()
 	n := newLoopNet()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -75,7 +75,7 @@ func startPod(t *testing.T, image string, env []string, listening int, argv ...s
 	var stderr lockedBuffer
 	go func() {
 		defer close(done)
-		_, _ = Run(ctx, Process{Argv: argv, Env: append([]string{"HOSTNAME=backend-1"}, env...), FS: container(t),
+		_, _ = Run(ctx, Process{Argv: argv, Env: append([]string{"HOSTNAME=backend-1"}, env...), FS: fsys,
 			Stderr: &stderr, Image: image, Hostname: "backend-1", Net: n, Sleep: func(context.Context, time.Duration) error { return nil }})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
@@ -190,7 +190,7 @@ func TestAgnhostServers(t *testing.T) {
 		{[]string{"sh", "-c", "echo OK > /data/a; exec /agnhost test-webserver"}, nil, 1, []check{
 			{"http", 80, "/data/a", "200 OK\n"}, {"http", 80, "/data/b", "404 404 page not found\n"}}, ""},
 	} {
-		n, log := startPod(t, agnhostImage, tc.env, tc.listening, tc.argv...)
+		n, log := startPod(t, container(t).WithImage(agnhostImage), agnhostImage, tc.env, tc.listening, tc.argv...)
 		for _, c := range tc.checks {
 			if got := ask(t, n, c.network, c.port, c.req); got != c.want {
 				t.Errorf("%q: %s %d %q answered %q, want %q", tc.argv, c.network, c.port, c.req, got, c.want)
@@ -252,5 +252,34 @@ func TestAgnhostPrinters(t *testing.T) {
 		if err != nil || code != tc.code || out.String() != tc.out {
 			t.Errorf("%q: exit %d (%v), stdout:\n%s\nwant exit %d, stdout:\n%s", tc.argv, code, err, out.String(), tc.code, tc.out)
 		}
+	}
+}
+
+// A StatefulSet's pods run agnhost test-webserver, whose readiness probe
+// GETs the image's /localhost.crt; the spec moves the file away to make
+// the pod unready, and back.
+func TestTestWebserverServesTheImagesCertificate(t *testing.T) {
+	fsys := container(t).WithImage(agnhostImage)
+	n, _ := startPod(t, fsys, agnhostImage, nil, 1, "/agnhost", "test-webserver")
+	for _, step := range []struct {
+		mv   string
+		want string
+	}{
+		{"", "200 -----BEGIN CERTIFICATE-----"},
+		{"mv -v /localhost.crt /tmp/ || true", "404 404 page not found"},
+		{"mv -v /tmp/localhost.crt / || true", "200 -----BEGIN CERTIFICATE-----"},
+	} {
+		if step.mv != "" {
+			if code, _, stderr := run(t, fsys, true, "sh", "-c", step.mv); code != 0 {
+				t.Fatalf("%s: exit %d: %s", step.mv, code, stderr)
+			}
+		}
+		if got := ask(t, n, "http", 80, "/localhost.crt"); !strings.HasPrefix(got, step.want) {
+			t.Errorf("after %q, GET /localhost.crt: %.40q, want %q...", step.mv, got, step.want)
+		}
+	}
+	// busybox's image has no such file.
+	if _, err := container(t).WithImage("docker.io/library/busybox:1.36").Stat("/localhost.crt"); err == nil {
+		t.Error("busybox's image has /localhost.crt")
 	}
 }

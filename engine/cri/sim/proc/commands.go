@@ -203,6 +203,9 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		if len(ops) != 2 {
 			return fail("missing file operand")
 		}
+		if info, err := c.p.FS.Stat(abs(hc.Dir, ops[1])); err == nil && info.IsDir() {
+			ops[1] = path.Join(ops[1], path.Base(ops[0])) // into the directory
+		}
 		b, err := readFile(c.p.FS, abs(hc.Dir, ops[0]))
 		if err != nil {
 			return fail("can't stat '%s': %s", ops[0], reason(err))

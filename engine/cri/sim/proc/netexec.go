@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	certutil "k8s.io/client-go/util/cert"
 )
 
 // netexec is agnhost netexec: HTTP on --http-port (8080) and UDP on
@@ -271,10 +270,10 @@ func (c *commands) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 			keyPEM, err = readFile(c.p.FS, keyFile)
 		}
 	}
-	if certPEM == nil || keyPEM == nil {
-		// The image's own /localhost.crt and /localhost.key, which a
-		// simulated image does not have as files.
-		certPEM, keyPEM, err = certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, nil)
+	if certPEM == nil || keyPEM == nil { // the image's own pair (porter's default)
+		var pair [2][]byte
+		pair, err = agnhostCert()
+		certPEM, keyPEM = pair[0], pair[1]
 	}
 	if err != nil {
 		return nil, err
