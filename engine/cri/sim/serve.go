@@ -174,9 +174,10 @@ func answer(l net.Listener) *http.Server {
 }
 
 // podNetwork is a container's network (proc.Network): its pod's address,
-// and the host ports mapped to its container ports (a mapping with a host
-// IP: the pod network namespace is every node's, so a host port on all of
-// a node's addresses cannot be told from another node's). A port the pod
+// and, in the pod network namespace, the host ports mapped to its
+// container ports (a mapping with a host IP: the namespace is every
+// node's, so a host port on all of a node's addresses cannot be told from
+// another node's; outside it, host ports would be the machine's). A port the pod
 // answers on by itself (a declared container port, an extra port) is
 // handed over to the container's program when it listens there, as a
 // real application owns the ports it serves.
@@ -205,6 +206,9 @@ func (n podNetwork) ListenPacket(port int) ([]net.PacketConn, error) {
 // then each host port mapped to it.
 func (n podNetwork) addrs(protocol runtimeapi.Protocol, port int) []string {
 	out := []string{net.JoinHostPort(n.sb.ip, strconv.Itoa(port))}
+	if !n.r.podIPs {
+		return out // the host's own addresses are not the pods' to take
+	}
 	for _, pm := range n.sb.config.GetPortMappings() {
 		if pm.GetContainerPort() == int32(port) && pm.GetProtocol() == protocol && pm.GetHostPort() > 0 && pm.GetHostIp() != "" {
 			out = append(out, net.JoinHostPort(pm.GetHostIp(), strconv.Itoa(int(pm.GetHostPort()))))

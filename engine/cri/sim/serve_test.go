@@ -50,6 +50,9 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	ip := st.GetStatus().GetNetwork().GetIp()
+	// Host ports are served in the pod network namespace only; the test
+	// serves them on loopback as if it were in one.
+	r.podIPs = true
 	get := func(path string) (string, error) {
 		return getFrom(net.JoinHostPort(ip, "8080"), path)
 	}
