@@ -136,7 +136,11 @@ func moduleFiles(ctx context.Context, cfg Config, files map[string][]byte, modul
 	out, err := cmd.Output()
 	var dl struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &dl); err != nil || jerr != nil || dl.Dir == "" {
-		return nil, fmt.Errorf("read %s: go mod download: %v %s", module, err, dl.Error)
+		why := dl.Error
+		if ee, ok := err.(*exec.ExitError); ok && why == "" {
+			why = strings.TrimSpace(string(ee.Stderr))
+		}
+		return nil, fmt.Errorf("read %s: go mod download: %v: %s", module, err, why)
 	}
 	got := make(map[string][]byte, len(paths))
 	for _, p := range paths {
