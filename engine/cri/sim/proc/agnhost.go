@@ -59,7 +59,7 @@ var agnhostCert = sync.OnceValues(func() ([2][]byte, error) {
 // /localhost.key, which StatefulSets' readiness probes fetch from its
 // test-webserver and HTTPS servers use. It returns f.
 func (f *FS) WithImage(image string) *FS {
-	if !(&commands{p: Process{Image: image}}).imageHas("agnhost") {
+	if !imageHas(image, "agnhost") {
 		return f
 	}
 	pair, err := agnhostCert()
@@ -75,8 +75,11 @@ func (f *FS) WithImage(image string) *FS {
 }
 
 // imageHas reports whether the container's image has the program name.
-func (c *commands) imageHas(name string) bool {
-	repo := strings.SplitN(c.p.Image, "@", 2)[0]
+func (c *commands) imageHas(name string) bool { return imageHas(c.p.Image, name) }
+
+// imageHas reports whether image has the program name.
+func imageHas(image, name string) bool {
+	repo := strings.SplitN(image, "@", 2)[0]
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
 		repo = repo[:i]
 	}
@@ -99,8 +102,9 @@ type service struct {
 // the conformance specs read back: the servers serve-hostname, netexec,
 // porter and test-webserver on the ports and with the answers of
 // agnhost 2.x; pause (the image's default command), mounttest,
-// entrypoint-tester, dns-suffix and dns-server-list. Any other subcommand is taken for a server, as an
-// unknown command is. argv is the whole command line.
+// entrypoint-tester, dns-suffix and dns-server-list. Any other
+// subcommand is taken for a server, as an unknown command is. argv is
+// the whole command line.
 func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv []string) error {
 	args := argv[1:]
 	if len(args) == 0 {
