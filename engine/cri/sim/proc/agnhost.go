@@ -100,8 +100,8 @@ type service struct {
 // agnhost runs the subcommands of Kubernetes' e2e test image
 // (registry.k8s.io/e2e-test-images/agnhost, test/images/agnhost) that
 // the conformance specs read back: the servers serve-hostname, netexec,
-// porter and test-webserver on the ports and with the answers of
-// agnhost 2.x; pause (the image's default command), mounttest,
+// porter, test-webserver and liveness on the ports and with the answers
+// of agnhost 2.x; pause (the image's default command), mounttest,
 // entrypoint-tester, dns-suffix and dns-server-list. Any other
 // subcommand is taken for a server, as an unknown command is. argv is
 // the whole command line.
@@ -126,6 +126,8 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 	case "test-webserver":
 		port := fs.Int("port", 80, "Port number.")
 		build = func() ([]service, error) { return []service{{port: *port, handler: c.fileServer()}}, nil }
+	case "liveness":
+		build = func() ([]service, error) { return liveness(), nil }
 	case "pause":
 		fmt.Fprint(hc.Stdout, "Paused\nSignals registered\n")
 		<-ctx.Done()

@@ -187,6 +187,8 @@ func TestAgnhostServers(t *testing.T) {
 			"Started UDP server on port  8081\n"},
 		{[]string{"/agnhost", "porter"}, []string{"SERVE_PORT_160=foo", "SERVE_TLS_PORT_443=tls foo", "SERVE_UDP_PORT_162=bar"}, 3, []check{
 			{"http", 160, "/", "200 foo"}, {"https", 443, "/", "200 tls foo"}, {"udp", 162, "x", "bar"}}, ""},
+		// Healthy for its first 10 seconds.
+		{[]string{"/agnhost", "liveness"}, nil, 1, []check{{"http", 8080, "/healthz", "200 ok"}}, ""},
 		{[]string{"sh", "-c", "echo OK > /data/a; exec /agnhost test-webserver"}, nil, 1, []check{
 			{"http", 80, "/data/a", "200 OK\n"}, {"http", 80, "/data/b", "404 404 page not found\n"}}, ""},
 	} {
@@ -281,5 +283,16 @@ func TestTestWebserverServesTheImagesCertificate(t *testing.T) {
 	// busybox's image has no such file.
 	if _, err := container(t).WithImage("docker.io/library/busybox:1.36").Stat("/localhost.crt"); err == nil {
 		t.Error("busybox's image has /localhost.crt")
+	}
+}
+
+// agnhost liveness's /healthz fails once its time is up.
+func TestLivenessFailsAfterItsTime(t *testing.T) {
+	saved := livenessAlive
+	livenessAlive = 0
+	t.Cleanup(func() { livenessAlive = saved })
+	n, _ := startPod(t, container(t), agnhostImage, nil, 1, "/agnhost", "liveness")
+	if got := ask(t, n, "http", 8080, "/healthz"); !strings.HasPrefix(got, "500 error: ") {
+		t.Errorf("GET /healthz: %q, want 500 error: ...", got)
 	}
 }
