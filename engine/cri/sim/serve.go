@@ -32,7 +32,7 @@ type server struct {
 	mu sync.Mutex
 	// listeners are the servers answering, by address; nil while not
 	// listening.
-	listeners map[string]*http.Server
+	listeners map[string]answering
 	closed    bool
 }
 
@@ -80,7 +80,7 @@ func (s *server) recheck() {
 	switch {
 	case s.closed:
 	case healthy && s.listeners == nil:
-		s.listeners = map[string]*http.Server{}
+		s.listeners = map[string]answering{}
 		for _, a := range s.addrs {
 			l, err := net.Listen("tcp", a)
 			if err != nil {
@@ -157,7 +157,21 @@ func (healthy) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.H
 }
 
 // answer serves podHandler on l until the server returned is closed.
-func answer(l net.Listener) *http.Server {
+// answering is a pod's answer on one address: closing it frees the
+// address at once (its listener, even before Serve has taken it) and ends
+// the connections open there.
+type answering struct {
+	l   net.Listener
+	srv *http.Server
+}
+
+// Close stops answering.
+func (a answering) Close() {
+	a.l.Close()
+	a.srv.Close()
+}
+
+func answer(l net.Listener) answering {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC's prior knowledge
@@ -170,7 +184,7 @@ func answer(l net.Listener) *http.Server {
 			klog.V(2).InfoS("Simulated pod stopped answering", "address", l.Addr(), "err", err)
 		}
 	}()
-	return srv
+	return answering{l: l, srv: srv}
 }
 
 // podNetwork is a container's network (proc.Network): its pod's address,

@@ -78,16 +78,13 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 	if got, err := getFrom(net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), "/hostname"); err != nil || got != "backend-1" {
 		t.Errorf("host port %d: %q, %v; want backend-1", hostPort, got, err)
 	}
-	conn, err := net.Dial("udp", net.JoinHostPort(ip, "8081"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_, _ = conn.Write([]byte("hostname"))
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	buf := make([]byte, 100)
-	if n, err := conn.Read(buf); err != nil || string(buf[:n]) != "backend-1" {
-		t.Errorf("UDP hostname: %q, %v; want backend-1", buf[:n], err)
+	// netexec opens its UDP port after its HTTP one: ask until it answers.
+	deadline = time.Now().Add(time.Minute)
+	for got, err := udpAsk(net.JoinHostPort(ip, "8081"), "hostname"); got != "backend-1"; got, err = udpAsk(net.JoinHostPort(ip, "8081"), "hostname") {
+		if time.Now().After(deadline) {
+			t.Fatalf("UDP hostname: %q, %v; want backend-1", got, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if err := r.StopContainer(ctx, id, 0); err != nil {
 		t.Fatal(err)
@@ -99,6 +96,22 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// udpAsk sends msg to addr in one datagram and returns the answer.
+func udpAsk(addr, msg string) (string, error) {
+	conn, err := net.Dial("udp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(msg)); err != nil {
+		return "", err
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 100)
+	n, err := conn.Read(buf)
+	return string(buf[:n]), err
 }
 
 // getFrom GETs path from addr.
