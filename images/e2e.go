@@ -38,8 +38,12 @@ const (
 // specs run in agnhost and glibc-dns-testing pods, as upstream's Alpine
 // and Debian images have them; BuildE2E copies them with their shared
 // libraries when the host has all of them. OpenBSD's nc also answers to
-// nc (busybox's has no -u, -v or -z).
-var hostTools = []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl", "/usr/bin/nc.openbsd"}
+// nc (busybox's has no -u, -v or -z), and dash is /bin/sh: Debian's
+// busybox-static sh runs its own applets before any program on PATH
+// (FEATURE_SH_STANDALONE), so `sh -c '... | nc -v ...'` would never reach
+// OpenBSD's nc; Alpine's ash (upstream's agnhost) and Debian's dash
+// (upstream's glibc-dns-testing) look PATH up.
+var hostTools = []string{"/usr/bin/dig", "/usr/bin/getent", "/usr/bin/curl", "/usr/bin/nc.openbsd", "/usr/bin/dash"}
 
 // The main packages of agnhost and nonewprivs in the Kubernetes module.
 const (
@@ -124,7 +128,8 @@ func hostToolFiles(ctx context.Context) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, File{Path: "/usr/bin/nc", Link: "nc.openbsd"},
+	return append(files, File{Path: "/usr/bin/nc", Link: "nc.openbsd"}, File{Path: "/bin/nc", Link: "/usr/bin/nc.openbsd"},
+		File{Path: "/bin/sh", Link: "/usr/bin/dash"},
 		File{Path: "/etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")}), nil
 }
 

@@ -232,7 +232,7 @@ func TestNginxStandInCommands(t *testing.T) {
 }
 
 // TestHostToolFiles checks the host's tools layer where the host has them:
-// each tool, OpenBSD's nc under the name nc, and the resolver's order.
+// each tool, OpenBSD's nc under the name nc, dash as sh, and the resolver's order.
 func TestHostToolFiles(t *testing.T) {
 	files, err := hostToolFiles(context.Background())
 	if err != nil {
@@ -250,8 +250,10 @@ func TestHostToolFiles(t *testing.T) {
 			t.Errorf("%s missing", p)
 		}
 	}
-	if got["/usr/bin/nc"].Link != "nc.openbsd" {
-		t.Errorf("/usr/bin/nc is %+v, want a link to nc.openbsd", got["/usr/bin/nc"].Link)
+	for path, link := range map[string]string{"/usr/bin/nc": "nc.openbsd", "/bin/nc": "/usr/bin/nc.openbsd", "/bin/sh": "/usr/bin/dash"} {
+		if got[path].Link != link {
+			t.Errorf("%s links to %q, want %q", path, got[path].Link, link)
+		}
 	}
 	if !strings.Contains(string(got["/etc/nsswitch.conf"].Data), "hosts: files dns") {
 		t.Errorf("nsswitch.conf %q", got["/etc/nsswitch.conf"].Data)
