@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
 // loopNet is a pod's network on loopback: each port the container listens
@@ -67,12 +69,12 @@ func (n *loopNet) addr(network string, port int) string {
 // startPod runs argv as the main process of a pod named backend-1 at
 // 10.244.1.9 with file system fsys, image and env, until the test ends, and waits until it
 // listens on listening sockets.
-func startPod(t *testing.T, fsys *FS, image string, env []string, listening int, argv ...string) (*loopNet, *lockedBuffer) {
+func startPod(t *testing.T, fsys *FS, image string, env []string, listening int, argv ...string) (*loopNet, *syncbuf.Buffer) {
 	t.Helper()
 	n := newLoopNet()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	go func() {
 		defer close(done)
 		_, _ = Run(ctx, Process{Argv: argv, Env: append([]string{"HOSTNAME=backend-1"}, env...), FS: fsys,

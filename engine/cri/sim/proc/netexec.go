@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -11,10 +10,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
 // netexec is agnhost netexec: HTTP on --http-port (8080) and UDP on
@@ -242,7 +242,7 @@ func (c *commands) shellHandler(ctx context.Context, w http.ResponseWriter, r *h
 	if cmd == "" {
 		cmd = r.FormValue("cmd")
 	}
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	p := c.p
 	p.Argv, p.Stdin, p.Stdout, p.Stderr, p.Exec = []string{"/bin/sh", "-c", cmd}, nil, &buf, &buf, true
 	code, err := Run(ctx, p)
@@ -293,22 +293,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 		return
 	}
 	_, _ = w.Write(b)
-}
-
-// lockedBuffer is a buffer two writers (stdout and stderr) share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
