@@ -10,6 +10,13 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
+// SimulatedRuntimeName is the name podtrace's simulated runtime
+// (engine/cri/sim) reports over CRI: its nodes' containerRuntimeVersion
+// and its containers' IDs in pod status read podtrace-sim://..., by which
+// a reader of a cluster knows podtrace's simulated nodes without naming
+// the runtime's package.
+const SimulatedRuntimeName = "podtrace-sim"
+
 // Factory starts one node's container runtime; its goroutines end with
 // ctx, and its errors name the node.
 type Factory func(ctx context.Context, cfg Config) (Node, error)

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podtrace/podtrace/engine/attach"
-	crisim "github.com/podtrace/podtrace/engine/cri/sim"
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/tui"
 )
 
@@ -139,7 +139,7 @@ func countNode(st *tui.Status, n *corev1.Node) {
 	}
 	if st.Runtime == "" {
 		name, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
-		if name == crisim.RuntimeName {
+		if name == cri.SimulatedRuntimeName {
 			name = "simulated"
 		}
 		st.Runtime = name

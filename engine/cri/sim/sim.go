@@ -42,15 +42,16 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/utils/clock"
 
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/version"
 )
 
-// RuntimeName is the name the runtime reports (containers' IDs in pod
-// status read podtrace-sim://...).
-const RuntimeName = "podtrace-sim"
+// RuntimeName is the name the runtime reports (engine/cri's
+// SimulatedRuntimeName).
+const RuntimeName = cri.SimulatedRuntimeName
 
 // Config configures one node's simulated runtime.
 type Config struct {
