@@ -121,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, Address: cfg.APIAddress, EtcdEndpoints: cfg.EtcdEndpoints,
 		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer,
-		KubeletDial: node.Dial})
+		KubeletDial: node.Dial, AdvertiseAddress: hostAPIAddress(cfg)})
 	if err != nil {
 		e.cancel()
 		e.restoreMemLimit()
@@ -148,6 +148,9 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	if err == nil && cfg.Containerd != nil && e.dnsServers != nil {
 		err = e.hostDNS(ctx, cfg)
+	}
+	if err == nil && cfg.Containerd != nil {
+		err = e.hostAPI(ctx, cfg)
 	}
 	if err != nil {
 		e.Close()

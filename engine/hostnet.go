@@ -3,11 +3,15 @@ package engine
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"strings"
 
 	"k8s.io/klog/v2"
 
+	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
+	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/upstream"
 )
 
@@ -101,4 +105,42 @@ func (e *Engine) hostDNS(ctx context.Context, cfg Config) error {
 	}
 	gw := cfg.Containerd.Node(cfg.Nodes[0].Name).Gateway.String()
 	return e.startCoreDNS(ctx, dnsAt{listen: gw, endpoint: gw})
+}
+
+// hostAPIAddress is where pods on real containers reach kube-apiserver,
+// which listens on loopback: the first node's gateway, which kube-apiserver
+// advertises as default/kubernetes's endpoint (so the kubernetes Service,
+// 10.96.0.1, leads there through kube-proxy's rules) and hostAPI forwards.
+// Empty without real containers or a first node's pod range.
+func hostAPIAddress(cfg Config) string {
+	if cfg.Containerd == nil || len(cfg.Nodes) == 0 {
+		return ""
+	}
+	_, cidr, err := net.ParseCIDR(cfg.Nodes[0].PodCIDR)
+	if err != nil {
+		return ""
+	}
+	return crictrd.Gateway(cidr).String()
+}
+
+// hostAPI forwards the API server's port on the first node's gateway
+// (hostAPIAddress, on its bridge once the nodes run) to kube-apiserver on
+// loopback, so that the kubernetes Service's endpoint answers, as a control
+// plane node's address does; a kubeadm node's kube-apiserver listens on
+// every address instead.
+func (e *Engine) hostAPI(ctx context.Context, cfg Config) error {
+	gw := hostAPIAddress(cfg)
+	if gw == "" {
+		return nil
+	}
+	u, err := url.Parse(e.ControlPlane.API.URL)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(gw, u.Port()))
+	if err != nil {
+		return fmt.Errorf("the kubernetes Service's endpoint: %w", err)
+	}
+	go podnet.Forward(ctx, ln, u.Host)
+	return nil
 }

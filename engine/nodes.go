@@ -42,7 +42,7 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 	}
 	set := nodeset.Config{Nodes: cfg.Nodes, DataDir: e.DataDir, Tracer: e.Tracer, Seed: cfg.Seed, Speed: e.Speed,
 		KeepState: true, Routes: func(i int) []string { return e.podRoutes(cfg, i) },
-		Credentials: e.nodeCredentials(), ClusterDNS: e.dnsServers, MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod,
+		Credentials: e.nodeCredentials(cfg), ClusterDNS: e.dnsServers, MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod,
 		Tracing: tracing}
 	if cfg.Containerd != nil {
 		set.Runtime = cfg.Containerd.NewNode
@@ -58,9 +58,12 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 
 // nodeCredentials gives each kubelet its identity in the cluster
 // (system:node:NAME) and a serving certificate from the cluster's CA for
-// its addresses: loopback, and its own address in the pod network
-// namespace or else the host's.
-func (e *Engine) nodeCredentials() func(i int, n nodes.Spec) (nodeset.Credentials, error) {
+// its addresses: loopback, and its own address: in the pod network
+// namespace, or with real containers its pods' gateway (the node's
+// address on its bridge, as a kind node's is on the kind network, so that
+// NodePorts, hostPorts and host-network pods answer on the node's
+// InternalIP and never on the machine's own addresses), else the host's.
+func (e *Engine) nodeCredentials(cfg Config) func(i int, n nodes.Spec) (nodeset.Credentials, error) {
 	hostIP, err := utilnet.ResolveBindAddress(nil)
 	if err != nil {
 		hostIP = nil // the kubelet reports no InternalIP; its API is then unreachable
@@ -72,12 +75,16 @@ func (e *Engine) nodeCredentials() func(i int, n nodes.Spec) (nodeset.Credential
 			return c, err
 		}
 		ips := []net.IP{net.IPv4(127, 0, 0, 1)}
-		if podnet.Inside() {
+		switch {
+		case podnet.Inside():
 			if c.NodeIP, err = nodeIP(i); err != nil {
 				return c, err
 			}
 			ips = append(ips, c.NodeIP)
-		} else if hostIP != nil {
+		case cfg.Containerd != nil: // the runtimes, and their bridges, start before the kubelets
+			c.NodeIP = cfg.Containerd.Node(n.Name).Gateway
+			ips = append(ips, c.NodeIP)
+		case hostIP != nil:
 			ips = append(ips, hostIP)
 		}
 		c.ServingCert, err = e.PKI.IssueKubeletServing(n.Name, ips...)

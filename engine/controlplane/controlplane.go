@@ -57,6 +57,12 @@ type Config struct {
 	KubeletDial utilnet.DialFunc
 	// Controllers is kube-controller-manager's --controllers ("*" when empty).
 	Controllers string
+	// AdvertiseAddress, outside a pod network namespace, is an address of
+	// this host that pods reach (with real containers, the first node's
+	// gateway): kube-apiserver advertises it and keeps default/kubernetes's
+	// endpoints there, and whoever sets it forwards that address, at the
+	// API server's port, to the API server. Empty: no endpoints.
+	AdvertiseAddress string
 }
 
 // ControlPlane is a running etcd, kube-apiserver, kube-controller-manager
@@ -153,7 +159,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if cfg.Tracer != nil {
 		api.Hooks = apihooks.New(cfg.Tracer)
 	}
-	api.ExtraArgs = advertise()
+	api.ExtraArgs = advertise(cfg.AdvertiseAddress)
 	if api.ExtraArgs, err = cp.tracingArgs(api.ExtraArgs); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
@@ -375,10 +381,14 @@ var AdvertiseAddress = podnet.HostIP(1).String()
 // loopback alone the endpoint reconciler is off and default/kubernetes has
 // none (as in upstream's integration test servers). In a pod network
 // namespace kube-apiserver advertises AdvertiseAddress, made local there,
-// and its lease reconciler keeps default/kubernetes's endpoints, as on a
+// and elsewhere the address it is given (host, forwarded by the caller);
+// its lease reconciler then keeps default/kubernetes's endpoints, as on a
 // real control plane node.
-func advertise() []string {
+func advertise(host string) []string {
 	if !podnet.Inside() {
+		if host != "" {
+			return []string{"--advertise-address=" + host, "--endpoint-reconciler-type=lease"}
+		}
 		return []string{"--endpoint-reconciler-type=none"}
 	}
 	if err := podnet.AddRange(AdvertiseAddress + "/32"); err != nil {
