@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
@@ -66,10 +65,7 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 		}
 		return program{steps: []step{{op: "sleep", d: d}, {op: "exit", code: code}}}, nil
 	}
-	base := path.Base(strings.SplitN(strings.SplitN(image, "@", 2)[0], ":", 2)[0])
-	if i := strings.LastIndex(image, "/"); i >= 0 {
-		base = strings.SplitN(strings.SplitN(image[i+1:], "@", 2)[0], ":", 2)[0]
-	}
+	base := proc.ImageBase(image)
 	if len(command) == 0 && base == "agnhost" {
 		command = []string{"/agnhost"} // the image's entrypoint
 		if len(args) == 0 {

@@ -79,11 +79,7 @@ func (c *commands) imageHas(name string) bool { return imageHas(c.p.Image, name)
 
 // imageHas reports whether image has the program name.
 func imageHas(image, name string) bool {
-	repo := strings.SplitN(image, "@", 2)[0]
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	return slices.Contains(imageCommands[path.Base(repo)], name)
+	return slices.Contains(imageCommands[ImageBase(image)], name)
 }
 
 // A service is one socket a simulated server answers on: over TCP with
