@@ -48,6 +48,13 @@ type Config struct {
 	// Observer, when set, is the node's CRI seam, which the runtime tells
 	// what the seam cannot see in the kubelet's CRI calls.
 	Observer Observer
+	// Mounts, when set, returns the file system type of what the node's
+	// kubelet mounted at or above a host path ("tmpfs" for an emptyDir of
+	// medium Memory), or "" when it mounted nothing there; for a runtime
+	// whose kubelet only records its mounts (a simulated node), so that
+	// its containers see the volume the kubelet meant. A runtime on a
+	// kubelet that really mounts ignores it.
+	Mounts func(hostPath string) string
 }
 
 // Node is one node's running container runtime, as its kubelet reaches it.

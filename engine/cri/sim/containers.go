@@ -44,7 +44,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 		cm = append(cm[:len(cm):len(cm)], m)
 	}
 	for _, m := range cm {
-		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly()})
+		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly(),
+			Type: r.mountType(m.GetHostPath())})
 	}
 	var network proc.Network
 	r.mu.Lock()
@@ -253,4 +254,13 @@ func (r *Runtime) logLine(id string, line model.LogLine) {
 	}
 	r.mu.Unlock()
 	l.write(time.Now(), line.Stream, line.Text, line.Partial)
+}
+
+// mountType is the file system the kubelet mounted at or above hostPath
+// (Config.Mounts), or "" for the host directory's own.
+func (r *Runtime) mountType(hostPath string) string {
+	if r.cfg.Mounts == nil || hostPath == "" {
+		return ""
+	}
+	return r.cfg.Mounts(hostPath)
 }

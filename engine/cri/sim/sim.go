@@ -76,6 +76,11 @@ type Config struct {
 	// Unhealthy, when set and true for a pod, makes it answer HTTP with 503
 	// and refuse TCP, as an application that is not ready does.
 	Unhealthy func(md *runtimeapi.PodSandboxMetadata) bool
+	// Mounts, when set, names the file system the kubelet mounted at or
+	// above a host path (cri.Config's Mounts): a container's volume there
+	// is of that type (agnhost mounttest's fs_type reads "tmpfs" for an
+	// emptyDir of medium Memory).
+	Mounts func(hostPath string) string
 	// StateFile, when set, is where the runtime keeps the records of its
 	// sandboxes and containers across restarts, as containerd keeps its
 	// metadata (see Save).

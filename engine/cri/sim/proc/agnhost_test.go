@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,5 +297,40 @@ func TestLivenessFailsAfterItsTime(t *testing.T) {
 	n, _ := startPod(t, container(t), agnhostImage, nil, 1, "/agnhost", "liveness")
 	if got := ask(t, n, "http", 8080, "/healthz"); !strings.HasPrefix(got, "500 error: ") {
 		t.Errorf("GET /healthz: %q, want 500 error: ...", got)
+	}
+}
+
+// mounttest's fs_type reads tmpfs where the kubelet mounted one (an
+// emptyDir of medium Memory on a node that records its mounts), and the
+// host directory's own type elsewhere, as statfs reports it.
+func TestMounttestFSType(t *testing.T) {
+	mem, disk := t.TempDir(), t.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(disk, &st); err != nil {
+		t.Fatal(err)
+	}
+	diskType := strconv.FormatInt(int64(st.Type), 10)
+	if st.Type == tmpfsMagic {
+		diskType = "tmpfs"
+	}
+	fsys := NewFS([]Mount{{ContainerPath: "/mem", HostPath: mem, Type: "tmpfs"}, {ContainerPath: "/disk", HostPath: disk}}, false)
+	for _, tc := range []struct{ path, want string }{
+		{"/mem", "tmpfs"},
+		{"/mem/sub", "tmpfs"},
+		{"/disk", diskType},
+		{"/", strconv.Itoa(overlayMagic)},
+	} {
+		if tc.path == "/mem/sub" {
+			if err := os.Mkdir(filepath.Join(mem, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out bytes.Buffer
+		code, err := Run(context.Background(), Process{Argv: []string{"/agnhost", "mounttest", "--fs_type=" + tc.path}, FS: fsys,
+			Stdout: &out, Image: agnhostImage})
+		want := fmt.Sprintf("mount type of %q: %s\n", tc.path, tc.want)
+		if err != nil || code != 0 || out.String() != want {
+			t.Errorf("mounttest --fs_type=%s: exit %d (%v), stdout %q, want %q", tc.path, code, err, out.String(), want)
+		}
 	}
 }

@@ -23,6 +23,10 @@ type Mount struct {
 	// kubelet put it.
 	ContainerPath, HostPath string
 	ReadOnly                bool
+	// Type, when set, is the file system the kubelet mounted at HostPath
+	// (or above it) for a node that mounts nothing for real: "tmpfs" for
+	// an emptyDir of medium Memory. Empty: the host directory's own.
+	Type string
 }
 
 // FS is a simulated container's file system: its mounts, read and written

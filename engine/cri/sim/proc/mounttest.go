@@ -20,6 +20,10 @@ const mounttestNewFile = "mount-tester new file\n"
 // as statfs reports it: the simulated image layer's.
 const overlayMagic = 0x794c7630
 
+// tmpfsMagic is tmpfs's file system type as statfs reports it
+// (TMPFS_MAGIC), which mounttest names.
+const tmpfsMagic = 0x01021994
+
 // mounttest is agnhost mounttest: it creates the --new_file_* files with
 // their modes, then prints the file system type, mode, permissions, owner
 // and content of the files its flags name, in agnhost's words, and exits
@@ -46,14 +50,17 @@ func (c *commands) mounttest(ctx context.Context, hc interp.HandlerContext, args
 	check(*fsType, func(name string) error {
 		var st syscall.Statfs_t
 		st.Type = overlayMagic
-		if h, _, ok := c.p.FS.host(name); ok {
+		if h, m, ok := c.p.FS.host(name); ok {
 			if err := syscall.Statfs(h, &st); err != nil {
 				fmt.Fprintf(out, "error from statfs(%q): %v\n", *fsType, err)
 				return err
 			}
+			if m.Type == "tmpfs" { // the kubelet's tmpfs, on a node that only records it
+				st.Type = tmpfsMagic
+			}
 		}
 		kind := strconv.FormatInt(int64(st.Type), 10)
-		if st.Type == 0x01021994 { // TMPFS_MAGIC
+		if st.Type == tmpfsMagic {
 			kind = "tmpfs"
 		}
 		fmt.Fprintf(out, "mount type of %q: %s\n", *fsType, kind)
