@@ -1,33 +1,16 @@
 package containerd
 
 import (
-	"context"
 	"errors"
 	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/containerd/cniwire"
+	"github.com/podtrace/podtrace/engine/cri/critest"
 )
-
-// observer is a cri.Observer made of function fields.
-type observer struct {
-	add func(n cri.Network, add func() (string, error)) (string, error)
-	del func(sandboxID, ifName string, took time.Duration, err error)
-}
-
-func (o observer) NetworkAdd(_ context.Context, n cri.Network, add func() (string, error)) (string, error) {
-	return o.add(n, add)
-}
-func (o observer) NetworkDel(sandboxID, ifName string, took time.Duration, err error) {
-	o.del(sandboxID, ifName, took, err)
-}
-func (observer) ExtraPorts(*runtimeapi.PodSandboxMetadata) []int32 { return nil }
-func (observer) Unhealthy(*runtimeapi.PodSandboxMetadata) bool     { return false }
 
 // plugin plays podtrace-cni's side of one exchange, as cmd/podtrace-cni
 // does: the request, podtrace's verdict, then (when let through) the
@@ -68,8 +51,8 @@ func TestPluginsTellTheObserver(t *testing.T) {
 		ip string
 	}
 	adds, dels := make(chan added, 1), make(chan string, 1)
-	s.observe("node-1", observer{
-		add: func(n cri.Network, add func() (string, error)) (string, error) {
+	s.observe("node-1", critest.Observer{
+		Add: func(n cri.Network, add func() (string, error)) (string, error) {
 			if n.Pod.GetName() == "refused" {
 				return "", errors.New("no IP addresses available")
 			}
@@ -77,7 +60,7 @@ func TestPluginsTellTheObserver(t *testing.T) {
 			adds <- added{n, ip}
 			return ip, err
 		},
-		del: func(sandboxID, ifName string, took time.Duration, err error) {
+		Del: func(sandboxID, ifName string, took time.Duration, err error) {
 			dels <- sandboxID + " " + ifName + " " + took.String() + " " + err.Error()
 		},
 	})

@@ -8,25 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podtrace/podtrace/engine/cri"
+	"github.com/podtrace/podtrace/engine/cri/critest"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
-
-// observer is a cri.Observer made of function fields.
-type observer struct {
-	add func(n cri.Network, add func() (string, error)) (string, error)
-}
-
-func (o observer) NetworkAdd(_ context.Context, n cri.Network, add func() (string, error)) (string, error) {
-	return o.add(n, add)
-}
-func (observer) NetworkDel(string, string, time.Duration, error)   {}
-func (observer) ExtraPorts(*runtimeapi.PodSandboxMetadata) []int32 { return nil }
-func (observer) Unhealthy(*runtimeapi.PodSandboxMetadata) bool     { return false }
 
 // NewNode runs each sandbox's CNI ADD through the node's observer, after
 // the pause container and in the node's range; an ADD the observer fails
@@ -37,7 +25,7 @@ func TestNewNodeAsksTheObserver(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var seen []cri.Network
-	obs := observer{add: func(n cri.Network, add func() (string, error)) (string, error) {
+	obs := critest.Observer{Add: func(n cri.Network, add func() (string, error)) (string, error) {
 		mu.Lock()
 		seen = append(seen, n)
 		mu.Unlock()
