@@ -21,6 +21,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 	kubeadmapi "k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm"
+	kubeadmapiv1 "k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
 	"k8s.io/kubernetes/cmd/kubeadm/app/util/pkiutil"
 )
 
@@ -55,11 +56,31 @@ const (
 	renewBefore  = 30 * 24 * time.Hour
 )
 
-// ServingDNSNames are the DNS names in the serving certificate.
-var ServingDNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
+// ServingDNSNames and ServingIPs are the names and addresses in
+// kube-apiserver's serving certificate (servingAltNames).
+var ServingDNSNames, ServingIPs = servingAltNames()
 
-// ServingIPs are the IP addresses in the serving certificate.
-var ServingIPs = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+// servingAltNames are kubeadm's names for kube-apiserver's serving
+// certificate (pkiutil.GetAPIServerAltNames: kubernetes,
+// kubernetes.default, kubernetes.default.svc,
+// kubernetes.default.svc.cluster.local and the kubernetes Service's
+// ClusterIP, 10.96.0.1, which in-cluster clients dial), with loopback as
+// the advertise address and localhost and ::1 as extra SANs: kubectl on
+// this machine dials 127.0.0.1.
+func servingAltNames() ([]string, []net.IP) {
+	cfg := &kubeadmapi.InitConfiguration{
+		LocalAPIEndpoint: kubeadmapi.APIEndpoint{AdvertiseAddress: "127.0.0.1"},
+		ClusterConfiguration: kubeadmapi.ClusterConfiguration{
+			Networking: kubeadmapi.Networking{ServiceSubnet: kubeadmapiv1.DefaultServicesSubnet, DNSDomain: kubeadmapiv1.DefaultServiceDNSDomain},
+			APIServer:  kubeadmapi.APIServer{CertSANs: []string{"localhost", "::1"}},
+		},
+	}
+	alt, err := pkiutil.GetAPIServerAltNames(cfg)
+	if err != nil {
+		panic(err) // constant input
+	}
+	return alt.DNSNames, alt.IPs
+}
 
 // Bundle is the cluster's PKI as loaded or created by Ensure.
 type Bundle struct {

@@ -135,7 +135,9 @@ func TestServingHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, serverName := range []string{"127.0.0.1", "localhost", "kubernetes.default.svc"} {
+	// kubectl here, and in-cluster clients: the kubernetes Service's
+	// ClusterIP and names, as on a kubeadm cluster.
+	for _, serverName := range []string{"127.0.0.1", "localhost", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "10.96.0.1"} {
 		t.Run(serverName, func(t *testing.T) {
 			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
 				RootCAs:      b.ClientCertPool(),
