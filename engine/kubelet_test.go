@@ -516,6 +516,33 @@ func TestKubeletPods(t *testing.T) {
 		})
 	})
 
+	t.Run("emptyDir medium Memory", func(t *testing.T) {
+		// The kubelet mounts an emptyDir of medium Memory as tmpfs, and
+		// agnhost mounttest (the EmptyDir conformance specs' program) reads
+		// its type: tmpfs, where a disk emptyDir reads the disk's.
+		mounttest := func(name string) corev1.Container {
+			return corev1.Container{Name: name, Image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0",
+				Args: []string{"mounttest", "--fs_type=/test-volume"}, VolumeMounts: []corev1.VolumeMount{{Name: name, MountPath: "/test-volume"}}}
+		}
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tmpfs"}, Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Volumes: []corev1.Volume{{Name: "memory", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+				{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Containers: []corev1.Container{mounttest("memory"), mounttest("disk")}}})
+		enginetest.WaitFor(t, 60*time.Second, "the pod Succeeded", func() bool { return get("tmpfs").Status.Phase == corev1.PodSucceeded })
+		for _, c := range []struct {
+			container string
+			tmpfs     bool
+		}{{"memory", true}, {"disk", tmpfsTemp(t)}} {
+			b, err := pods.GetLogs("tmpfs", &corev1.PodLogOptions{Container: c.container}).DoRaw(ctx)
+			if err != nil {
+				t.Fatalf("kubectl logs tmpfs -c %s: %v", c.container, err)
+			}
+			if got := strings.Contains(string(b), `mount type of "/test-volume": tmpfs`); got != c.tmpfs || !strings.HasPrefix(string(b), `mount type of "/test-volume": `) {
+				t.Errorf("kubectl logs tmpfs -c %s: %q; want tmpfs: %v", c.container, b, c.tmpfs)
+			}
+		}
+	})
+
 	t.Run("the node's summary", func(t *testing.T) {
 		// As the kubelet's summary API reports it (kubectl get --raw
 		// /api/v1/nodes/node-1/proxy/stats/summary; its eviction manager
@@ -572,4 +599,14 @@ func TestKubeletPods(t *testing.T) {
 			}
 		}
 	})
+}
+
+// tmpfsTemp reports whether the temporary directory, where the tests' data
+// dirs are, is itself on tmpfs (a disk emptyDir there reads tmpfs too).
+func tmpfsTemp(t *testing.T) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(os.TempDir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Type == 0x01021994 // TMPFS_MAGIC
 }

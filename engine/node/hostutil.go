@@ -6,9 +6,26 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/mount-utils"
+
 	"k8s.io/kubernetes/pkg/volume/util/hostutil"
 	"k8s.io/kubernetes/pkg/volume/util/subpath"
 )
+
+// hostMounts returns the kubelet's mounter, subPath handling and host
+// utilities: upstream's real ones for real containers (realMounts); else
+// kubemark's fakes, with cfg.Mounts (or a record of the node's own) as
+// the mounter.
+func hostMounts(cfg Config) (mount.Interface, subpath.Interface, hostutil.HostUtils, error) {
+	if cfg.RealContainers {
+		return realMounts()
+	}
+	m := cfg.Mounts
+	if m == nil {
+		m = NewMounts()
+	}
+	return m, &subpather{}, hostUtil{hostutil.NewFakeHostUtil(nil)}, nil
+}
 
 // hostUtil is kubemark's fake host utilities, except that it reads the
 // mode of a path for real: the kubelet reads it to make a subPathExpr

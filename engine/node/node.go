@@ -5,7 +5,8 @@
 // container runtime is whatever CRI RuntimeService and ImageManagerService
 // the caller gives (podtrace's simulated runtime or containerd's CRI,
 // usually behind podtrace's CRI interposer), and the parts that need root
-// on a real host (cgroups, mounts, OOM scores) are kubemark's stubs.
+// on a real host (cgroups, OOM scores) are kubemark's stubs; mounts are
+// upstream's real ones for real containers, else a record (Mounts).
 package node
 
 import (
@@ -33,7 +34,6 @@ import (
 	"k8s.io/client-go/util/connrotation"
 	tracingapi "k8s.io/component-base/tracing/api/v1"
 	internalapi "k8s.io/cri-api/pkg/apis"
-	"k8s.io/mount-utils"
 
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -51,7 +51,6 @@ import (
 	"k8s.io/kubernetes/pkg/volume/emptydir"
 	"k8s.io/kubernetes/pkg/volume/projected"
 	"k8s.io/kubernetes/pkg/volume/secret"
-	"k8s.io/kubernetes/pkg/volume/util/hostutil"
 
 	"github.com/podtrace/podtrace/engine/nodes"
 )
@@ -109,6 +108,10 @@ type Config struct {
 	// TracerProvider from Tracing), shared with its CRI client so that the
 	// client's spans nest in the kubelet's.
 	TracerProvider oteltrace.TracerProvider
+	// Mounts, when set, is the mounter of a node without RealContainers:
+	// it records what the kubelet mounts, for its simulated runtime
+	// (cri.Config.Mounts); nil: a record of its own.
+	Mounts *Mounts
 }
 
 // Node is a running kubelet.
@@ -121,6 +124,25 @@ type Node struct {
 	// in status.daemonEndpoints.
 	Address string
 	Port    int
+
+	dir  string // the kubelet's root directory, as Config.Dir gave it
+	real bool   // Config.RealContainers: the kubelet really mounts
+}
+
+// Unmount unmounts whatever the node's kubelet left mounted at or under
+// its root directory (with real containers: emptyDir tmpfs, subPath bind
+// mounts, the root directory's own rshared bind mount), the deepest
+// first, so that no mount stays on the host once the node is gone. Call
+// it once the kubelet stopped (its context ended) and before the
+// directory is removed. A node without real containers mounted nothing.
+func (n *Node) Unmount() error {
+	if !n.real {
+		return nil
+	}
+	if err := unmountAll(n.dir); err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return nil
 }
 
 // Start starts the node's kubelet and returns once it runs; it registers
@@ -128,6 +150,7 @@ type Node struct {
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	name := cfg.Spec.Name
 	var err error
+	dir := cfg.Dir
 	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, "manifests"), filepath.Join(cfg.Dir, "pod-logs")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("node %s: %w", name, err)
@@ -144,6 +167,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	defer func() {
 		if !started {
 			release()
+			if cfg.RealContainers {
+				_ = unmountAll(dir) // the kubelet may have made its root rshared
+			}
 		}
 	}()
 	server, err := kubeletServer(cfg, addr, port)
@@ -156,6 +182,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	server.KubeletConfiguration.Tracing = cfg.Tracing
 	tp, err := tracerProvider(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	mounter, subpather, hu, err := hostMounts(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
@@ -174,9 +204,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OSInterface:               osInterface(cfg.RealContainers),
 		VolumePlugins:             volumePlugins(),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
-		Mounter:                   &mount.FakeMounter{},
-		Subpather:                 &subpather{},
-		HostUtil:                  hostUtil{hostutil.NewFakeHostUtil(nil)},
+		Mounter:                   mounter,
+		Subpather:                 subpather,
+		HostUtil:                  hu,
 		PodStartupLatencyTracker:  tracker,
 		NodeStartupLatencyTracker: kubeletutil.NewNodeStartupLatencyTracker(),
 		TracerProvider:            tp,
@@ -204,7 +234,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	started = true
 	context.AfterFunc(ctx, release)
-	return &Node{Name: name, Address: addr, Port: port}, nil
+	return &Node{Name: name, Address: addr, Port: port, dir: dir, real: cfg.RealContainers}, nil
 }
 
 // osInterface is what the kubelet uses for files: the real one for real

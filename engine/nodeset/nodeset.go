@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 	tracingapi "k8s.io/component-base/tracing/api/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/podtrace/podtrace/engine/cri"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
@@ -140,7 +141,7 @@ func (s *Set) startKubelet(ctx context.Context, i int, rt nodeRuntime) (*node.No
 	c := node.Config{Spec: n, Dir: filepath.Join(s.cfg.DataDir, "kubelet", n.Name), KubeConfig: cred.KubeConfig,
 		Runtime: rt.Runtime, Images: rt.Images, ServingCert: cred.ServingCert, ClientCAFile: cred.ClientCAFile,
 		NodeIP: cred.NodeIP, MaxContainerRestartPeriod: s.cfg.MaxContainerRestartPeriod, RealContainers: rt.RealContainers,
-		ClusterDNS: s.cfg.ClusterDNS, Tracing: s.cfg.Tracing, TracerProvider: rt.tracerProvider}
+		ClusterDNS: s.cfg.ClusterDNS, Tracing: s.cfg.Tracing, TracerProvider: rt.tracerProvider, Mounts: rt.mounts}
 	if rt.hooks != nil {
 		c.Tracker, c.OnEvent = rt.hooks.Tracker, rt.hooks.OnEvent
 	}
@@ -168,11 +169,22 @@ func (s *Set) Stop() {
 
 // Shutdown stops the runtimes that the set stops (cri.Node.Close: the
 // simulated ones, which save their records a last time with KeepState):
-// from then on they write nothing under DataDir.
+// from then on they write nothing under DataDir. Then it unmounts what
+// the kubelets of real containers left mounted in their root directories
+// (node.Node.Unmount), so that DataDir can be removed and no mount stays
+// on the host. Call it once the set's context ended.
 func (s *Set) Shutdown(ctx context.Context) {
 	for _, r := range s.runtimes {
 		if r.Close != nil {
 			_ = r.Close(ctx)
+		}
+	}
+	for _, k := range s.kubelets {
+		if k == nil {
+			continue
+		}
+		if err := k.Unmount(); err != nil {
+			klog.ErrorS(err, "Mounts left on the host")
 		}
 	}
 }

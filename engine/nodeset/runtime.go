@@ -20,6 +20,9 @@ type nodeRuntime struct {
 	// tracerProvider is the kubelet's, which the runtime's CRI client may
 	// share.
 	tracerProvider oteltrace.TracerProvider
+	// mounts records what the kubelet mounts, for a runtime whose kubelet
+	// does not really mount (cri.Config.Mounts).
+	mounts *node.Mounts
 }
 
 // factory is what starts the set's runtimes: Config.Runtime, else the
@@ -40,8 +43,9 @@ func (s *Set) newRuntime(ctx context.Context, i int) (nodeRuntime, error) {
 		return nodeRuntime{}, errNode(n, err)
 	}
 	dir := filepath.Join(s.cfg.DataDir, "runtime")
+	mounts := node.NewMounts()
 	cfg := cri.Config{Name: n.Name, PodCIDR: n.PodCIDR, Seed: s.cfg.Seed + int64(i), Speed: s.cfg.Speed,
-		Dir: filepath.Join(dir, n.Name), KubeletTracerProvider: tp}
+		Dir: filepath.Join(dir, n.Name), KubeletTracerProvider: tp, Mounts: mounts.Type}
 	if s.cfg.KeepState {
 		cfg.StateFile = filepath.Join(dir, n.Name+".json")
 	}
@@ -62,7 +66,7 @@ func (s *Set) newRuntime(ctx context.Context, i int) (nodeRuntime, error) {
 	if err != nil {
 		return nodeRuntime{}, err
 	}
-	rt := nodeRuntime{Node: rn, hooks: h, tracerProvider: tp}
+	rt := nodeRuntime{Node: rn, hooks: h, tracerProvider: tp, mounts: mounts}
 	if h != nil {
 		if s.cfg.ReportReady {
 			h.ReportReady()
