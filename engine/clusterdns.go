@@ -79,9 +79,9 @@ var coreDNSUser = identity.User{Name: serviceaccount.MakeUsername(metav1.Namespa
 // e.NoClusterDNS says why there is none.
 func (e *Engine) clusterDNS(cfg Config) []string {
 	switch {
-	case cfg.Containerd != nil && e.proxyOwner == "":
+	case cfg.hostBridges() && e.proxyOwner == "":
 		e.NoClusterDNS = fmt.Errorf("no cluster DNS: pods reach %s only through kube-proxy's rules, and there is no kube-proxy: pods keep the host's resolvers", ClusterDNSIP)
-	case cfg.Containerd != nil:
+	case cfg.hostBridges():
 	case !podnet.Inside():
 		e.NoClusterDNS = fmt.Errorf("no cluster DNS outside a pod network namespace (%s is no address of this machine): pods keep the host's resolvers", ClusterDNSIP)
 	default:

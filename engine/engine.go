@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podtrace/podtrace/engine/controlplane"
-	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/identity"
@@ -54,10 +54,12 @@ type Config struct {
 	// (its crashLoopBackOff.maxContainerRestartPeriod); 0 keeps upstream's
 	// 5 minutes.
 	MaxContainerRestartPeriod time.Duration
-	// Containerd, when set, runs each node's real kubelet on real
-	// containers: a containerd of the node's own (its CRI plugin), started
-	// from Containerd, which the caller closes after the engine.
-	Containerd *crictrd.Host
+	// Runtime, when set, is the container runtime every node's real
+	// kubelet runs on (engine/cri/runtimes starts one by name), which the
+	// caller closes after the engine; nil: the simulated runtime. One with
+	// real containers on the host's bridges (a Gateway: containerd) has the
+	// cluster's Services, DNS and API endpoint served there (hostnet.go).
+	Runtime *cri.Host
 	// PlainControlPlane runs the upstream components without podtrace's
 	// seams (no API or scheduling stages, faults or breakpoints there): the
 	// baseline that measures what the seams cost.
@@ -132,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	// CoreDNS starts while the kubelets do: they need only its address.
 	// With real containers it answers on a node's bridge, after the nodes.
 	dns := make(chan error, 1)
-	if e.dnsServers = e.clusterDNS(cfg); e.dnsServers != nil && cfg.Containerd == nil {
+	if e.dnsServers = e.clusterDNS(cfg); e.dnsServers != nil && !cfg.hostBridges() {
 		go func() { dns <- e.startCoreDNS(ctx, simDNS) }()
 	} else {
 		dns <- nil
@@ -146,10 +148,10 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	} else if e.NoServiceProxy != nil {
 		klog.InfoS("Running without kube-proxy", "reason", e.NoServiceProxy)
 	}
-	if err == nil && cfg.Containerd != nil && e.dnsServers != nil {
+	if err == nil && cfg.hostBridges() && e.dnsServers != nil {
 		err = e.hostDNS(ctx, cfg)
 	}
-	if err == nil && cfg.Containerd != nil {
+	if err == nil && cfg.hostBridges() {
 		err = e.hostAPI(ctx, cfg)
 	}
 	if err != nil {

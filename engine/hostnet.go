@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
+	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/upstream"
 )
@@ -21,6 +21,20 @@ import (
 // there, once for the host: kube-proxy's rules in the host's nftables see
 // every bridge's traffic, and CoreDNS answers on the first node's gateway
 // address, the kube-dns Service's endpoint.
+
+// hostBridges says the nodes run real containers on bridges in the host's
+// network namespace: cfg.Runtime gives each node's pods a gateway there.
+func (cfg Config) hostBridges() bool { return cfg.Runtime != nil && cfg.Runtime.Gateway != nil }
+
+// gateway is node n's pods' gateway on its bridge, its address there
+// (hostBridges); nil for a node without a pod range.
+func (cfg Config) gateway(n nodes.Spec) net.IP {
+	_, cidr, err := net.ParseCIDR(n.PodCIDR)
+	if err != nil {
+		return nil
+	}
+	return cfg.Runtime.Gateway(cidr)
+}
 
 // proxyOwnerFile is where a podtrace running kube-proxy in the host's
 // network namespace claims its nftables tables (upstream.ClaimKubeProxyTables).
@@ -33,7 +47,7 @@ const proxyOwnerFile = "/run/podtrace/kube-proxy.owner"
 // be claimed (no nft, no rights, another kube-proxy's tables), there is
 // no kube-proxy and e.NoServiceProxy says why.
 func (e *Engine) claimHostProxy(ctx context.Context, cfg Config) {
-	if cfg.Containerd == nil || len(cfg.Nodes) == 0 {
+	if !cfg.hostBridges() || len(cfg.Nodes) == 0 {
 		return
 	}
 	if err := upstream.ClaimKubeProxyTables(ctx, proxyOwnerFile); err != nil {
@@ -70,7 +84,7 @@ func (e *Engine) podRoutes(cfg Config, i int) []string {
 // masquerades every ClusterIP connection instead (--masquerade-all).
 func (e *Engine) hostProxy(ctx context.Context, cfg Config, pc upstream.KubeProxyConfig) error {
 	for i, n := range cfg.Nodes {
-		gw := cfg.Containerd.Node(n.Name).Gateway
+		gw := cfg.gateway(n)
 		if i == 0 {
 			pc.NodeIP = gw
 		}
@@ -103,7 +117,7 @@ func (e *Engine) hostDNS(ctx context.Context, cfg Config) error {
 		klog.InfoS("Running without cluster DNS", "reason", e.NoClusterDNS)
 		return nil
 	}
-	gw := cfg.Containerd.Node(cfg.Nodes[0].Name).Gateway.String()
+	gw := cfg.gateway(cfg.Nodes[0]).String()
 	return e.startCoreDNS(ctx, dnsAt{listen: gw, endpoint: gw})
 }
 
@@ -113,14 +127,13 @@ func (e *Engine) hostDNS(ctx context.Context, cfg Config) error {
 // 10.96.0.1, leads there through kube-proxy's rules) and hostAPI forwards.
 // Empty without real containers or a first node's pod range.
 func hostAPIAddress(cfg Config) string {
-	if cfg.Containerd == nil || len(cfg.Nodes) == 0 {
+	if !cfg.hostBridges() || len(cfg.Nodes) == 0 {
 		return ""
 	}
-	_, cidr, err := net.ParseCIDR(cfg.Nodes[0].PodCIDR)
-	if err != nil {
-		return ""
+	if gw := cfg.gateway(cfg.Nodes[0]); gw != nil {
+		return gw.String()
 	}
-	return crictrd.Gateway(cidr).String()
+	return ""
 }
 
 // hostAPI forwards the API server's port on the first node's gateway

@@ -42,7 +42,7 @@ func (e *Engine) serviceProxy(cfg Config) bool {
 	case e.NoServiceProxy != nil: // on the host, its tables could not be claimed
 	case len(cfg.Nodes) == 0:
 		e.NoServiceProxy = errors.New("no kube-proxy without a node")
-	case cfg.Containerd == nil && !podnet.Inside():
+	case !cfg.hostBridges() && !podnet.Inside():
 		e.NoServiceProxy = errors.New("no kube-proxy outside a pod network namespace: ClusterIPs and NodePorts lead nowhere")
 	}
 	return e.NoServiceProxy == nil
@@ -63,7 +63,7 @@ func (e *Engine) startKubeProxy(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("kube-proxy: %w", err)
 	}
 	pc := upstream.KubeProxyConfig{Client: client, NodeName: cfg.Nodes[0].Name, ClusterCIDR: clusterCIDR}
-	if cfg.Containerd != nil {
+	if cfg.hostBridges() {
 		err = e.hostProxy(ctx, cfg, pc)
 	} else {
 		err = e.simProxy(ctx, cfg, pc)

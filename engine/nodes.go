@@ -28,7 +28,7 @@ func nodeIP(i int) (net.IP, error) {
 // startNodes starts one real kubelet per node (engine/nodeset), each on its
 // runtime behind podtrace's CRI interposer, and waits until they are Ready.
 func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
-	if cfg.Containerd != nil || podnet.Inside() {
+	if cfg.hostBridges() || podnet.Inside() {
 		// Pods get addresses from their node's range; on loopback twins
 		// (engine/cri/sim) they do not, and the Nodes keep none.
 		e.podCIDRs = podCIDRs(cfg.Nodes)
@@ -44,8 +44,8 @@ func (e *Engine) startNodes(ctx context.Context, cfg Config) error {
 		KeepState: true, Routes: func(i int) []string { return e.podRoutes(cfg, i) },
 		Credentials: e.nodeCredentials(cfg), ClusterDNS: e.dnsServers, MaxContainerRestartPeriod: cfg.MaxContainerRestartPeriod,
 		Tracing: tracing}
-	if cfg.Containerd != nil {
-		set.Runtime = cfg.Containerd.NewNode
+	if cfg.Runtime != nil {
+		set.Runtime = cfg.Runtime.NewNode
 	}
 	if cfg.Untraced {
 		set.Tracer = nil
@@ -81,8 +81,8 @@ func (e *Engine) nodeCredentials(cfg Config) func(i int, n nodes.Spec) (nodeset.
 				return c, err
 			}
 			ips = append(ips, c.NodeIP)
-		case cfg.Containerd != nil: // the runtimes, and their bridges, start before the kubelets
-			c.NodeIP = cfg.Containerd.Node(n.Name).Gateway
+		case cfg.hostBridges(): // the runtimes, and their bridges, start before the kubelets
+			c.NodeIP = cfg.gateway(n)
 			ips = append(ips, c.NodeIP)
 		case hostIP != nil:
 			ips = append(ips, hostIP)

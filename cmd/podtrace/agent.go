@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/podtrace/podtrace/engine/agent"
+	"github.com/podtrace/podtrace/engine/cri/runtimes"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/source/stream"
 	"github.com/podtrace/podtrace/version"
@@ -39,8 +40,8 @@ CRI interposer.`,
 	fs.StringVar(&o.nodes, "nodes", "1", "number of nodes `N`, or a nodes YAML file")
 	fs.StringVar(&o.prefix, "name-prefix", "", "prefix of the node names with --nodes N (node-1 … become PREFIXnode-1 …)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the simulated runtime")
-	fs.StringVar(&o.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers, root, Linux)")
-	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` instead of its own registry")
+	fs.StringVar(&o.runtime, "runtime", runtimes.All[0].Name, runtimeUsage())
+	fs.StringVar(&o.mirror, "registry-mirror", "", "with --runtime "+realRuntimes()+": pull every image from the registry at `URL` instead of its own registry")
 	fs.StringVar(&o.dataDir, "data-dir", "", "`DIR` for the log (podtrace.log) and containerd state (default: a temporary directory)")
 	fs.BoolVar(&o.events, "events", false, "print the nodes' stage events as JSON lines on stdout")
 	fs.StringSliceVar(&o.clusterDNS, "cluster-dns", nil, "the cluster's DNS Service `IP`s, given to pods as their nameservers (the kubelets' clusterDNS; default none: pods keep the host's resolvers)")
@@ -86,13 +87,13 @@ func agentRun(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	defer closeLog()
-	host, closeHost, err := cf.realRuntime(ctx, dir)
+	host, closeHost, err := cf.startRuntime(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer closeHost()
 	a, err := agent.New(agent.Config{RestConfig: cfg, Nodes: specs, Seed: o.seed,
-		Containerd: host, DataDir: dir, ClusterDNS: o.clusterDNS})
+		Runtime: host, DataDir: dir, ClusterDNS: o.clusterDNS})
 	if err != nil {
 		return err
 	}

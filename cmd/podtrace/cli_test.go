@@ -91,6 +91,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"kubeconfig"}, "podtrace: kubeconfig needs --data-dir"},
 		{[]string{"serve", "--registry-mirror", "http://127.0.0.1:5000"}, "podtrace: --registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)"},
 		{[]string{"serve", "--runtime", "containerd", "--registry-mirror", "127.0.0.1:5000"}, `podtrace: --registry-mirror "127.0.0.1:5000": want an http or https URL, e.g. http://127.0.0.1:5000`},
+		{[]string{"serve", "--runtime", "docker"}, `podtrace: --runtime "docker": want sim or containerd`},
+		{[]string{"serve", "--e2e-images"}, "podtrace: --e2e-images needs --runtime containerd (the simulated runtime runs no image's program)"},
 		{[]string{"serve", "--max-container-restart-period", "5ms"}, "podtrace: --max-container-restart-period 5ms: want at least 1s"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

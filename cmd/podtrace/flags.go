@@ -13,12 +13,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/podtrace/podtrace/engine"
-	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
+	"github.com/podtrace/podtrace/engine/cri"
+	"github.com/podtrace/podtrace/engine/cri/runtimes"
 	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
-	"github.com/podtrace/podtrace/images"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -72,10 +72,10 @@ func (c *clusterFlags) register(fs *pflag.FlagSet, defaultNodes int) {
 	fs.Float64Var(&c.speed, "speed", 1, "the simulated runtime's speed: its latencies divided by it (2 = twice as fast)")
 	fs.Int64Var(&c.seed, "seed", 1, "seed for the simulated runtime and scheduler tie-breaks")
 	fs.Var(&c.faults, "fault", "inject a fault, e.g. pull:fail@pod/default/web (repeatable)")
-	fs.StringVar(&c.runtime, "runtime", "sim", "container runtime: sim (simulated) or containerd (real containers through containerd's CRI plugin; root, Linux)")
+	fs.StringVar(&c.runtime, "runtime", runtimes.All[0].Name, runtimeUsage())
 	fs.DurationVar(&c.maxRestart, "max-container-restart-period", 0, "cap the real kubelet's crash-loop back-off at `DURATION` (its crashLoopBackOff.maxContainerRestartPeriod; default 5m)")
-	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime containerd: pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
-	fs.BoolVar(&c.e2eImages, "e2e-images", false, "with --runtime containerd: build the conformance suite's images (agnhost, sample-apiserver and etcd from source, a few stand-ins; minutes the first time) and serve them under their registry.k8s.io names")
+	fs.StringVar(&c.mirror, "registry-mirror", "", "with --runtime "+realRuntimes()+": pull every image from the registry at `URL` (e.g. http://127.0.0.1:5000) instead of its own registry")
+	fs.BoolVar(&c.e2eImages, "e2e-images", false, "with --runtime "+realRuntimes()+": build the conformance suite's images (agnhost, sample-apiserver and etcd from source, a few stand-ins; minutes the first time) and serve them under their registry.k8s.io names")
 }
 
 // checkMaxRestart checks --max-container-restart-period as the kubelet's
@@ -147,7 +147,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 		return nil, nil, err
 	}
 	var closeHost func()
-	cfg.Containerd, closeHost, err = c.realRuntime(ctx, dir)
+	cfg.Runtime, closeHost, err = c.startRuntime(ctx, dir)
 	if err != nil {
 		closeLog()
 		if tmp != "" {
@@ -189,24 +189,20 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	return e, cleanup, nil
 }
 
-// realRuntime prepares --runtime containerd: real kubelets on real
-// containers, each node on a containerd of its own (its CRI plugin), with
-// podtrace's images in the loopback registry and --registry-mirror taking
-// every other pull. It returns the containerd host (nil for the simulated
-// runtime) and a func that removes every pod and stops the containerds.
-func (c *clusterFlags) realRuntime(ctx context.Context, dir string) (*crictrd.Host, func(), error) {
-	switch c.runtime {
-	case "", "sim":
-		if c.mirror != "" {
-			return nil, nil, fmt.Errorf("--registry-mirror needs --runtime containerd (the simulated runtime pulls nothing)")
-		}
-		if c.e2eImages {
-			return nil, nil, fmt.Errorf("--e2e-images needs --runtime containerd (the simulated runtime runs no image's program)")
-		}
-		return nil, func() {}, nil
-	case "containerd":
-	default:
-		return nil, nil, fmt.Errorf("--runtime %q: want sim or containerd", c.runtime)
+// startRuntime starts the runtime --runtime names (engine/cri/runtimes),
+// checking first that --registry-mirror and --e2e-images apply to it. It
+// returns the runtime and a func that closes it (removing every pod, with
+// real containers) after the engine.
+func (c *clusterFlags) startRuntime(ctx context.Context, dir string) (*cri.Host, func(), error) {
+	rt, ok := runtimes.Lookup(c.runtime)
+	if !ok {
+		return nil, nil, fmt.Errorf("--runtime %q: want %s", c.runtime, orList(runtimeNames(func(runtimes.Runtime) bool { return true })))
+	}
+	if !rt.Real && c.mirror != "" {
+		return nil, nil, fmt.Errorf("--registry-mirror needs --runtime %s (%s pulls nothing)", realRuntimes(), rt.Called)
+	}
+	if !rt.Real && c.e2eImages {
+		return nil, nil, fmt.Errorf("--e2e-images needs --runtime %s (%s runs no image's program)", realRuntimes(), rt.Called)
 	}
 	if c.mirror != "" {
 		u, err := url.Parse(c.mirror)
@@ -214,27 +210,47 @@ func (c *clusterFlags) realRuntime(ctx context.Context, dir string) (*crictrd.Ho
 			return nil, nil, fmt.Errorf("--registry-mirror %q: want an http or https URL, e.g. http://127.0.0.1:5000", c.mirror)
 		}
 	}
-	hostDir := filepath.Join(dir, "containerd")
-	build := filepath.Join(hostDir, "build")
-	h, err := crictrd.StartHost(ctx, crictrd.HostConfig{Dir: hostDir, BuildCache: build, Mirror: c.mirror, E2EImages: c.e2eImages})
+	h, err := rt.Start(ctx, runtimes.Options{Dir: dir, Mirror: c.mirror, E2EImages: c.e2eImages})
 	if err != nil {
 		return nil, nil, err
 	}
-	closeHost := func() { _ = h.Close(context.WithoutCancel(ctx)) }
-	if c.e2eImages {
-		// The aggregator spec's sample-apiserver and etcd, compiled here
-		// rather than in StartHost: e2e/containerd's tests start hosts
-		// with E2EImages on a cold build cache and need neither.
-		agg, err := images.BuildAggregator(ctx, images.Config{CacheDir: build})
-		if err == nil {
-			err = images.Push(ctx, h.Registry.Host, agg)
-		}
-		if err != nil {
-			closeHost()
-			return nil, nil, err
+	return h, func() { _ = h.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// runtimeUsage is --runtime's line in --help: every runtime, with what
+// it is.
+func runtimeUsage() string {
+	var each []string
+	for _, r := range runtimes.All {
+		each = append(each, r.Name+" ("+r.Usage+")")
+	}
+	return "container runtime: " + orList(each)
+}
+
+// realRuntimes names the runtimes that run real containers, those
+// --registry-mirror and --e2e-images apply to ("containerd").
+func realRuntimes() string {
+	return orList(runtimeNames(func(r runtimes.Runtime) bool { return r.Real }))
+}
+
+// runtimeNames names the runtimes keep keeps.
+func runtimeNames(keep func(runtimes.Runtime) bool) []string {
+	var names []string
+	for _, r := range runtimes.All {
+		if keep(r) {
+			names = append(names, r.Name)
 		}
 	}
-	return h, closeHost, nil
+	return names
+}
+
+// orList joins words as a sentence offers a choice: "a", "a or b",
+// "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // logToFile sends the components' and libraries' logs to path: klog and

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/podtrace/podtrace/engine/cri/runtimes"
 	"github.com/podtrace/podtrace/engine/podnet"
 )
 
@@ -24,7 +25,7 @@ func (c *clusterFlags) enterPodNetwork() (ran bool, err error) {
 	if podnet.Inside() {
 		return false, forwardOTLPInside()
 	}
-	if testing.Testing() || c.runtime != "sim" || c.etcdEndpoints != "" {
+	if rt, ok := runtimes.Lookup(c.runtime); testing.Testing() || !ok || rt.Real || c.etcdEndpoints != "" {
 		return false, nil
 	}
 	stopOTLP, err := forwardOTLPFromHost()

@@ -134,7 +134,7 @@ func startRealCluster(t testing.TB, n int, opts ...func(*crictrd.HostConfig)) *r
 		t.Fatal(err)
 	}
 	e, err := engine.Start(ctx, engine.Config{DataDir: filepath.Join(dir, "engine"), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Seed: 1,
-		Containerd: h})
+		Runtime: h.CRI()})
 	if err != nil {
 		h.Close(ctx)
 		cancel()

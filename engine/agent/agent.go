@@ -21,7 +21,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/clock"
 
-	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/nodeset"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -48,9 +48,10 @@ type Config struct {
 	Seed int64
 	// DataDir holds the kubelets' root directories.
 	DataDir string
-	// Containerd, when set, runs each node's real kubelet on
-	// real containers: a containerd of the node's own (its CRI plugin).
-	Containerd *crictrd.Host
+	// Runtime, when set, is the container runtime every node's real
+	// kubelet runs on (engine/cri/runtimes starts one by name), which the
+	// caller closes after the agents; nil: the simulated runtime.
+	Runtime *cri.Host
 	// ClusterDNS are the addresses of the joined cluster's DNS Service,
 	// the kubelets' clusterDNS; none leaves pods the host's resolvers (the
 	// joined cluster's DNS is not podtrace's to know).
@@ -118,8 +119,8 @@ func (a *Agent) Start(ctx context.Context) error {
 func (a *Agent) startNodes(ctx context.Context) error {
 	cfg := nodeset.Config{Nodes: a.cfg.Nodes, DataDir: a.cfg.DataDir, Tracer: a.cfg.Tracer,
 		Seed: a.cfg.Seed, Credentials: a.credentials, ReportReady: true, ClusterDNS: a.cfg.ClusterDNS}
-	if a.cfg.Containerd != nil {
-		cfg.Runtime = a.cfg.Containerd.NewNode
+	if a.cfg.Runtime != nil {
+		cfg.Runtime = a.cfg.Runtime.NewNode
 	}
 	set, err := nodeset.Start(ctx, cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -20,6 +21,23 @@ const SimulatedRuntimeName = "podtrace-sim"
 // Factory starts one node's container runtime; its goroutines end with
 // ctx, and its errors name the node.
 type Factory func(ctx context.Context, cfg Config) (Node, error)
+
+// Host is a container runtime started once for every node of a process
+// (engine/cri/runtimes starts one by name): what the engine and the node
+// agents need of it.
+type Host struct {
+	// NewNode starts one node's runtime.
+	NewNode Factory
+	// Gateway, set by a runtime that runs real containers on a bridge of
+	// each node's own in the host's network namespace, is the address on
+	// its bridge of the node with pod range podCIDR: its pods' gateway,
+	// where the node's services answer them. Nil: the pods share the
+	// process's network (the simulated runtime).
+	Gateway func(podCIDR *net.IPNet) net.IP
+	// Close stops the runtime after its nodes: it removes every pod and
+	// stops what the runtime started for them.
+	Close func(ctx context.Context) error
+}
 
 // Config is what a node's runtime is built from.
 type Config struct {

@@ -9,6 +9,6 @@
 // Factory and puts the seam in front of what it returns.
 //
 // Adding a runtime is one package with a Factory, and one entry where the
-// runtime is chosen (engine/nodeset's Config.Runtime, from the command
-// line).
+// runtime is chosen: engine/cri/runtimes, which starts it as a Host for
+// every node of the process (--runtime names it).
 package cri

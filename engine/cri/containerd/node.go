@@ -108,6 +108,12 @@ func (h *Host) NewNode(ctx context.Context, cfg cri.Config) (cri.Node, error) {
 	return cri.Node{Runtime: n.Runtime, Images: n.Images, RealContainers: true}, nil
 }
 
+// CRI is h as engine/cri's contract offers it: its NewNode, the pods'
+// Gateway on each node's bridge, and its Close.
+func (h *Host) CRI() *cri.Host {
+	return &cri.Host{NewNode: h.NewNode, Gateway: Gateway, Close: h.Close}
+}
+
 // Close removes the node's pods (what a machine's reboot does to them),
 // stops its containerd and removes its bridge.
 func (n *Node) Close(ctx context.Context) error {
