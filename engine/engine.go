@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"math"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,21 @@ type Config struct {
 	// DefaultMemoryLimit, negative leaves it alone; GOMEMLIMIT, when set,
 	// always wins.
 	MemoryLimit int64
+}
+
+// hostBridges says the nodes run real containers on bridges in the host's
+// network namespace (hostnet.go): cfg.Runtime gives each node's pods a
+// gateway there.
+func (cfg Config) hostBridges() bool { return cfg.Runtime != nil && cfg.Runtime.Gateway != nil }
+
+// gateway is node n's pods' gateway on its bridge, its address there
+// (hostBridges); nil for a node without a pod range.
+func (cfg Config) gateway(n nodes.Spec) net.IP {
+	_, cidr, err := net.ParseCIDR(n.PodCIDR)
+	if err != nil {
+		return nil
+	}
+	return cfg.Runtime.Gateway(cidr)
 }
 
 // Engine is a running cluster.

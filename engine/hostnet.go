@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/upstream"
 )
@@ -21,20 +20,6 @@ import (
 // there, once for the host: kube-proxy's rules in the host's nftables see
 // every bridge's traffic, and CoreDNS answers on the first node's gateway
 // address, the kube-dns Service's endpoint.
-
-// hostBridges says the nodes run real containers on bridges in the host's
-// network namespace: cfg.Runtime gives each node's pods a gateway there.
-func (cfg Config) hostBridges() bool { return cfg.Runtime != nil && cfg.Runtime.Gateway != nil }
-
-// gateway is node n's pods' gateway on its bridge, its address there
-// (hostBridges); nil for a node without a pod range.
-func (cfg Config) gateway(n nodes.Spec) net.IP {
-	_, cidr, err := net.ParseCIDR(n.PodCIDR)
-	if err != nil {
-		return nil
-	}
-	return cfg.Runtime.Gateway(cidr)
-}
 
 // proxyOwnerFile is where a podtrace running kube-proxy in the host's
 // network namespace claims its nftables tables (upstream.ClaimKubeProxyTables).
