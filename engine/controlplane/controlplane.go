@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -135,10 +136,18 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if cp.closeLog, err = logs.ToFile(cp.LogFile); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
-	if cp.PKI, err = pki.Ensure(filepath.Join(cp.DataDir, "pki")); err != nil {
+	advertiseArgs, advertised := advertise(cfg.AdvertiseAddress)
+	var advertisedIPs []net.IP
+	if ip := net.ParseIP(advertised); ip != nil {
+		advertisedIPs = append(advertisedIPs, ip)
+	}
+	if cp.PKI, err = pki.Ensure(filepath.Join(cp.DataDir, "pki"), advertisedIPs...); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
 	if err = cp.PKI.EnsureKubeletClient(); err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
+	if err = cp.PKI.EnsureFrontProxy(); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
 	if err = cp.PKI.EnsureEtcd(); err != nil {
@@ -155,11 +164,13 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		ServingCertFile: cp.PKI.Path(pki.ServingCertFile), ServingKeyFile: cp.PKI.Path(pki.ServingKeyFile),
 		ClientCAFile: cp.PKI.Path(pki.CACertFile), ServiceAccountKeyFile: saKey,
 		KubeletDial: cfg.KubeletDial, KubeletClientCertFile: cp.PKI.Path(pki.KubeletClientCertFile),
-		KubeletClientKeyFile: cp.PKI.Path(pki.KubeletClientKeyFile)}
+		KubeletClientKeyFile: cp.PKI.Path(pki.KubeletClientKeyFile),
+		FrontProxyCAFile:     cp.PKI.Path(pki.FrontProxyCACertFile), FrontProxyClientUser: pki.FrontProxyClientUser,
+		ProxyClientCertFile: cp.PKI.Path(pki.FrontProxyClientCertFile), ProxyClientKeyFile: cp.PKI.Path(pki.FrontProxyClientKeyFile)}
 	if cfg.Tracer != nil {
 		api.Hooks = apihooks.New(cfg.Tracer)
 	}
-	api.ExtraArgs = advertise(cfg.AdvertiseAddress)
+	api.ExtraArgs = advertiseArgs
 	if api.ExtraArgs, err = cp.tracingArgs(api.ExtraArgs); err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
@@ -376,7 +387,8 @@ func waitDone(done <-chan struct{}) {
 // (engine/podnet): the first of its node network.
 var AdvertiseAddress = podnet.HostIP(1).String()
 
-// advertise returns the kube-apiserver flags for its own endpoints. The
+// advertise returns the kube-apiserver flags for its own endpoints, and the
+// address it advertises (empty: none). The
 // Endpoints and EndpointSlice APIs refuse loopback addresses, so on
 // loopback alone the endpoint reconciler is off and default/kubernetes has
 // none (as in upstream's integration test servers). In a pod network
@@ -384,16 +396,17 @@ var AdvertiseAddress = podnet.HostIP(1).String()
 // and elsewhere the address it is given (host, forwarded by the caller);
 // its lease reconciler then keeps default/kubernetes's endpoints, as on a
 // real control plane node.
-func advertise(host string) []string {
-	if !podnet.Inside() {
-		if host != "" {
-			return []string{"--advertise-address=" + host, "--endpoint-reconciler-type=lease"}
+func advertise(host string) (args []string, addr string) {
+	none := []string{"--endpoint-reconciler-type=none"}
+	if podnet.Inside() {
+		host = AdvertiseAddress
+		if err := podnet.AddRange(AdvertiseAddress + "/32"); err != nil {
+			klog.Warningf("kube-apiserver keeps no endpoints for default/kubernetes: %v", err)
+			return none, ""
 		}
-		return []string{"--endpoint-reconciler-type=none"}
 	}
-	if err := podnet.AddRange(AdvertiseAddress + "/32"); err != nil {
-		klog.Warningf("kube-apiserver keeps no endpoints for default/kubernetes: %v", err)
-		return []string{"--endpoint-reconciler-type=none"}
+	if host == "" {
+		return none, ""
 	}
-	return []string{"--advertise-address=" + AdvertiseAddress, "--endpoint-reconciler-type=lease"}
+	return []string{"--advertise-address=" + host, "--endpoint-reconciler-type=lease"}, host
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
@@ -96,26 +97,31 @@ type Bundle struct {
 	caCert  *x509.Certificate
 	caKey   crypto.Signer
 	serving tls.Certificate
-	now     func() time.Time
+	// servingIPs are the serving certificate's addresses.
+	servingIPs []net.IP
+	now        func() time.Time
 }
 
 // Ensure loads the PKI from dir, creating dir and whatever is missing or
 // about to expire. The CA is created once and never replaced while its files
-// exist, so certificates issued earlier stay valid.
-func Ensure(dir string) (*Bundle, error) {
-	return ensure(dir, time.Now)
+// exist, so certificates issued earlier stay valid. The serving certificate
+// also names advertise, kube-apiserver's advertised addresses (the
+// kubernetes Service's endpoints, which its OpenID discovery document
+// names), as kubeadm's does.
+func Ensure(dir string, advertise ...net.IP) (*Bundle, error) {
+	return ensure(dir, time.Now, advertise...)
 }
 
-func ensure(dir string, now func() time.Time) (*Bundle, error) {
+func ensure(dir string, now func() time.Time, advertise ...net.IP) (*Bundle, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create pki dir: %w", err)
 	}
-	b := &Bundle{Dir: dir, now: now}
-	if err := b.ensureCA(); err != nil {
+	b := &Bundle{Dir: dir, now: now, servingIPs: append(slices.Clone(ServingIPs), advertise...)}
+	if err := b.ensureCA(CACertFile, CAKeyFile, "podtrace-ca"); err != nil {
 		return nil, fmt.Errorf("ensure ca: %w", err)
 	}
 	servingCert, servingKey, err := b.ensureLeaf(ServingCertFile, ServingKeyFile, func() ([]byte, []byte, error) {
-		return b.issue(pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth, ServingDNSNames, ServingIPs)
+		return b.issue(pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth, ServingDNSNames, b.servingIPs)
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("ensure serving cert: %w", err)
@@ -200,8 +206,10 @@ func (b *Bundle) KubeletServingCert(node string) func(ip net.IP) (tls.Certificat
 	return func(ip net.IP) (tls.Certificate, error) { return b.IssueKubeletServing(node, ip) }
 }
 
-func (b *Bundle) ensureCA() error {
-	certPath, keyPath := b.Path(CACertFile), b.Path(CAKeyFile)
+// ensureCA loads the bundle's CA from certName and keyName, or creates it
+// under the common name cn when neither exists.
+func (b *Bundle) ensureCA(certName, keyName, cn string) error {
+	certPath, keyPath := b.Path(certName), b.Path(keyName)
 	certPEM, certErr := os.ReadFile(certPath)
 	keyPEM, keyErr := os.ReadFile(keyPath)
 	switch {
@@ -226,7 +234,7 @@ func (b *Bundle) ensureCA() error {
 
 	now := b.now()
 	cert, key, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
-		Config:   certutil.Config{CommonName: "podtrace-ca", NotBefore: now.Add(-time.Minute)},
+		Config:   certutil.Config{CommonName: cn, NotBefore: now.Add(-time.Minute)},
 		NotAfter: now.Add(caValidity), EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256})
 	if err != nil {
 		return fmt.Errorf("create ca: %w", err)
@@ -277,7 +285,7 @@ func (b *Bundle) reusable(cert *x509.Certificate, serving bool) bool {
 				return false
 			}
 		}
-		for _, ip := range ServingIPs {
+		for _, ip := range b.servingIPs {
 			if cert.VerifyHostname(ip.String()) != nil {
 				return false
 			}

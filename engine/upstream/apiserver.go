@@ -55,6 +55,13 @@ type APIServerConfig struct {
 	// kube-apiserver presents to kubelets; with them it also verifies the
 	// kubelets' serving certificates against ClientCAFile.
 	KubeletClientCertFile, KubeletClientKeyFile string
+	// FrontProxyCAFile, FrontProxyClientUser, ProxyClientCertFile and
+	// ProxyClientKeyFile, when set, turn on the aggregation layer's
+	// authentication as kubeadm does: kube-apiserver proxies to extension
+	// API servers with the client pair (--proxy-client-cert-file), which
+	// they trust by the CA (--requestheader-client-ca-file) and the name.
+	FrontProxyCAFile, FrontProxyClientUser  string
+	ProxyClientCertFile, ProxyClientKeyFile string
 	// KubeletDial is how the API server reaches kubelets (logs, exec,
 	// attach, port-forward); a plain dialer when nil.
 	KubeletDial utilnet.DialFunc
@@ -130,6 +137,14 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 	if cfg.KubeletClientCertFile != "" {
 		args = append(args, "--kubelet-client-certificate="+cfg.KubeletClientCertFile,
 			"--kubelet-client-key="+cfg.KubeletClientKeyFile, "--kubelet-certificate-authority="+cfg.ClientCAFile)
+	}
+	if cfg.FrontProxyCAFile != "" {
+		// kubeadm's flags (cmd/kubeadm/app/phases/controlplane/manifests.go).
+		args = append(args, "--requestheader-client-ca-file="+cfg.FrontProxyCAFile,
+			"--requestheader-allowed-names="+cfg.FrontProxyClientUser,
+			"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file="+cfg.ProxyClientCertFile, "--proxy-client-key-file="+cfg.ProxyClientKeyFile)
 	}
 	if t := cfg.EtcdTLS; !t.Empty() {
 		args = append(args, "--etcd-cafile="+t.CAFile, "--etcd-certfile="+t.CertFile, "--etcd-keyfile="+t.KeyFile)
