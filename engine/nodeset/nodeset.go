@@ -1,7 +1,7 @@
 // Package nodeset builds and runs a set of podtrace nodes: one real kubelet
 // (engine/node) per node, each on the container runtime a cri.Factory
-// starts for it (engine/cri: the simulated one, engine/cri/sim, by default;
-// a containerd of the node's own, engine/cri/containerd) behind podtrace's
+// starts for it (engine/cri; the runtimes are chosen in
+// engine/cri/runtimes, the simulated one by default) behind podtrace's
 // CRI interposer (engine/hooks/cri), the runtime's observer, and the two watchers
 // that keep the nodes in step with the tracer's faults (faults.go). The
 // embedded cluster (engine) and the node agents (engine/agent) both run
@@ -49,9 +49,10 @@ type Config struct {
 	// the next set on the same DataDir finds them, as a node finds its
 	// containers after a reboot.
 	KeepState bool
-	// Runtime, when set, starts each node's container runtime (a containerd
-	// host's NewNode, which the caller closes after the set); else each
-	// node runs on the simulated runtime (engine/cri/sim's NewNode).
+	// Runtime, when set, starts each node's container runtime (the NewNode
+	// of a cri.Host that engine/cri/runtimes started, which the caller
+	// closes after the set); else each node runs on the simulated runtime
+	// (runtimes.Simulated).
 	Runtime cri.Factory
 	// Routes, when set, are the ranges node i's pods route through their
 	// gateway, on a runtime with real pod networks (cri.Config.Routes).

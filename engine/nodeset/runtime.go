@@ -7,7 +7,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/podtrace/podtrace/engine/cri"
-	crisim "github.com/podtrace/podtrace/engine/cri/sim"
+	"github.com/podtrace/podtrace/engine/cri/runtimes"
 	crihooks "github.com/podtrace/podtrace/engine/hooks/cri"
 	"github.com/podtrace/podtrace/engine/node"
 )
@@ -31,7 +31,7 @@ func (s *Set) factory() cri.Factory {
 	if s.cfg.Runtime != nil {
 		return s.cfg.Runtime
 	}
-	return crisim.NewNode
+	return runtimes.Simulated().NewNode
 }
 
 // newRuntime starts node i's runtime through the set's factory, behind a

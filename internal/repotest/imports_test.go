@@ -25,22 +25,49 @@ import (
 //   - cmd/podtrace (flags and wiring) never imports engine/trace itself:
 //     the sources and source/stream own the event hub;
 //   - the seams (engine/hooks/...) never import a container runtime
-//     (engine/cri/NAME/...), only engine/cri's contract.
+//     (engine/cri/NAME/...), only engine/cri's contract;
+//   - a runtime's own package (engine/cri/NAME) is imported only by
+//     engine/cri/runtimes, where runtimes are chosen: everything else
+//     starts one through it, by name.
 //
 // "Imports" is transitive and counts each package's tests, except in the
-// last two rules: cmd/podtrace's is about what it imports directly, and
-// the seams' about their code (their tests may run a real runtime).
+// last three rules: cmd/podtrace's is about what it imports directly, the
+// seams' about their code (their tests may run a real runtime), and the
+// runtimes' about what code imports directly (a runtime's tests, and
+// e2e tests, may start one themselves).
 
 // under reports whether rel is dir or a package below it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
+// runtimesPkg is where runtimes are chosen.
+const runtimesPkg = "engine/cri/runtimes"
+
+// isRuntime reports whether rel is a container runtime's own package:
+// engine/cri/NAME, other than the registry and the contract's test helpers.
+func isRuntime(rel string) bool {
+	name, ok := strings.CutPrefix(rel, "engine/cri/")
+	return ok && !strings.Contains(name, "/") && rel != runtimesPkg && rel != "engine/cri/critest"
+}
+
 // importViolations checks the dependency graph deps (each package of
 // module mod mapped to every package it depends on, directly or not, its
-// tests included), code (the same without tests) and direct (each package
-// mapped to the packages it imports itself) and returns one line per
-// broken rule, sorted.
-func importViolations(mod string, deps, code, direct map[string][]string) []string {
+// tests included), code (the same without tests), direct (each package
+// mapped to the packages it imports itself, its tests included) and
+// imports (the same without tests) and returns one line per broken rule,
+// sorted.
+func importViolations(mod string, deps, code, direct, imports map[string][]string) []string {
 	var out []string
+	for pkg, ds := range imports {
+		rel, ok := relative(mod, pkg)
+		if !ok || rel == runtimesPkg {
+			continue
+		}
+		for _, d := range ds {
+			if drel, ok := relative(mod, d); ok && isRuntime(drel) && !under(rel, drel) {
+				out = append(out, fmt.Sprintf("%s imports %s: a runtime is chosen only in %s", rel, drel, runtimesPkg))
+			}
+		}
+	}
 	for _, d := range direct[mod+"/cmd/podtrace"] {
 		if drel, ok := relative(mod, d); ok && under(drel, "engine/trace") {
 			out = append(out, fmt.Sprintf("cmd/podtrace imports %s: cmd/podtrace never reaches into engine/trace", drel))
@@ -115,8 +142,8 @@ func packageName(importPath string) string {
 
 // moduleGraph runs go list on every package of the module in root, tests
 // included, and returns the module path, the dependency graph with and
-// without tests, and each package's direct imports.
-func moduleGraph(t *testing.T, root string) (mod string, deps, code, direct map[string][]string) {
+// without tests, and each package's direct imports with and without tests.
+func moduleGraph(t *testing.T, root string) (mod string, deps, code, direct, imports map[string][]string) {
 	t.Helper()
 	goCmd := func(args ...string) []byte {
 		cmd := exec.Command("go", args...)
@@ -131,7 +158,7 @@ func moduleGraph(t *testing.T, root string) (mod string, deps, code, direct map[
 	}
 	mod = strings.TrimSpace(string(goCmd("list", "-m")))
 	dec := json.NewDecoder(bytes.NewReader(goCmd("list", "-e", "-test", "-json=ImportPath,Deps,Imports", "./...")))
-	deps, code, direct = map[string][]string{}, map[string][]string{}, map[string][]string{}
+	deps, code, direct, imports = map[string][]string{}, map[string][]string{}, map[string][]string{}, map[string][]string{}
 	for {
 		var p struct {
 			ImportPath string
@@ -157,6 +184,7 @@ func moduleGraph(t *testing.T, root string) (mod string, deps, code, direct map[
 		}
 		if p.ImportPath == name { // the package itself, not its tests
 			code[name] = p.Deps
+			imports[name] = p.Imports
 		}
 		for _, d := range p.Imports {
 			if d = packageName(d); d != "" && !slices.Contains(direct[name], d) {
@@ -164,7 +192,7 @@ func moduleGraph(t *testing.T, root string) (mod string, deps, code, direct map[
 			}
 		}
 	}
-	return mod, deps, code, direct
+	return mod, deps, code, direct, imports
 }
 
 // TestImportRules checks the layer rules on the repository's packages.
@@ -173,7 +201,7 @@ func TestImportRules(t *testing.T) {
 		t.Skip("go command not found")
 	}
 	root := repoRoot(t)
-	mod, deps, code, direct := moduleGraph(t, root)
+	mod, deps, code, direct, imports := moduleGraph(t, root)
 	for _, want := range []string{"stages", "engine", "tui", "themes", "cmd/podtrace"} {
 		if _, ok := deps[mod+"/"+want]; !ok {
 			t.Fatalf("go list did not report %s/%s: the check would prove nothing", mod, want)
@@ -182,7 +210,10 @@ func TestImportRules(t *testing.T) {
 	if len(code[mod+"/engine/hooks/cri"]) == 0 {
 		t.Fatalf("go list did not report %s/engine/hooks/cri's code: the seams' rule would prove nothing", mod)
 	}
-	for _, v := range importViolations(mod, deps, code, direct) {
+	if len(imports[mod+"/"+runtimesPkg]) == 0 {
+		t.Fatalf("go list did not report %s/%s's imports: the runtimes' rule would prove nothing", mod, runtimesPkg)
+	}
+	for _, v := range importViolations(mod, deps, code, direct, imports) {
 		t.Error(v)
 	}
 }
@@ -203,7 +234,16 @@ func TestImportViolations(t *testing.T) {
 	}
 	cleanDirect := map[string][]string{p("cmd/podtrace"): {p("engine"), p("source/live"), p("tui")}}
 	cleanCode := map[string][]string{p("engine/hooks/cri"): {p("engine/cri"), p("engine/trace"), p("stages")}}
-	if v := importViolations(m, clean, cleanCode, cleanDirect); len(v) != 0 {
+	cleanImports := map[string][]string{
+		p("engine/cri/runtimes"):   {p("engine/cri"), p("engine/cri/sim"), p("engine/cri/containerd")},
+		p("engine/cri/containerd"): {p("engine/cri"), p("engine/cri/sim/ipam")},
+		p("engine/nodeset"):        {p("engine/cri"), p("engine/cri/runtimes")},
+		p("cmd/podtrace"):          {p("engine"), p("engine/cri/runtimes")},
+		p("cmd/podtrace-cni"):      {p("engine/cri/containerd/cniwire")},
+		p("engine/cri/sim/ipam"):   {"net/netip"},
+		p("engine/cri/critest"):    {p("engine/cri")},
+	}
+	if v := importViolations(m, clean, cleanCode, cleanDirect, cleanImports); len(v) != 0 {
 		t.Fatalf("clean graph reported %q", v)
 	}
 	for _, tt := range []struct {
@@ -221,19 +261,32 @@ func TestImportViolations(t *testing.T) {
 	} {
 		graph := maps.Clone(clean)
 		graph[p(tt.pkg)] = tt.deps
-		if got := importViolations(m, graph, cleanCode, cleanDirect); !slices.Contains(got, tt.want) {
+		if got := importViolations(m, graph, cleanCode, cleanDirect, cleanImports); !slices.Contains(got, tt.want) {
 			t.Errorf("%s → %v: got %q, want %q", tt.pkg, tt.deps, got, tt.want)
 		}
 	}
 	direct := map[string][]string{p("cmd/podtrace"): {p("engine"), p("engine/trace")}}
 	want := "cmd/podtrace imports engine/trace: cmd/podtrace never reaches into engine/trace"
-	if got := importViolations(m, clean, cleanCode, direct); !slices.Contains(got, want) {
+	if got := importViolations(m, clean, cleanCode, direct, cleanImports); !slices.Contains(got, want) {
 		t.Errorf("cmd/podtrace importing engine/trace: got %q, want %q", got, want)
 	}
 	seam := map[string][]string{p("engine/hooks/cri"): {p("engine/cri"), p("engine/cri/containerd/cniwire")}}
 	want = "engine/hooks/cri imports engine/cri/containerd/cniwire: the seams reach a runtime only through engine/cri's contract"
-	if got := importViolations(m, clean, seam, cleanDirect); !slices.Contains(got, want) {
+	if got := importViolations(m, clean, seam, cleanDirect, cleanImports); !slices.Contains(got, want) {
 		t.Errorf("a seam importing a runtime: got %q, want %q", got, want)
+	}
+	for _, tt := range []struct{ pkg, runtime string }{
+		{"engine", "engine/cri/containerd"},
+		{"engine/nodeset", "engine/cri/sim"},
+		{"source/cluster", "engine/cri/sim"},
+		{"cmd/podtrace", "engine/cri/wasm"},
+	} {
+		imports := maps.Clone(cleanImports)
+		imports[p(tt.pkg)] = []string{p("engine/cri"), p(tt.runtime)}
+		want := tt.pkg + " imports " + tt.runtime + ": a runtime is chosen only in engine/cri/runtimes"
+		if got := importViolations(m, clean, cleanCode, cleanDirect, imports); !slices.Contains(got, want) {
+			t.Errorf("%s importing %s: got %q, want %q", tt.pkg, tt.runtime, got, want)
+		}
 	}
 }
 
