@@ -104,6 +104,7 @@ func agentRun(ctx context.Context, o agentOptions) error {
 	if err := a.Start(ctx); err != nil {
 		return fmt.Errorf("agent for %s: %w", contextName, err)
 	}
+	defer a.Nodes.Shutdown(context.WithoutCancel(ctx)) // stops the runtimes, unmounts the kubelets' volumes
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	err = a.WaitReady(wctx)
 	cancel()
