@@ -1,20 +1,24 @@
 package pki
 
-import "fmt"
+import (
+	"fmt"
 
-// File names of the aggregation layer's pairs (kubeadm's front-proxy-ca
-// and front-proxy-client).
+	kubeadmconstants "k8s.io/kubernetes/cmd/kubeadm/app/constants"
+)
+
+// File names of the aggregation layer's pairs: kubeadm's front-proxy-ca
+// and front-proxy-client.
 const (
-	FrontProxyCACertFile     = "front-proxy-ca.crt"
-	FrontProxyCAKeyFile      = "front-proxy-ca.key"
-	FrontProxyClientCertFile = "front-proxy-client.crt"
-	FrontProxyClientKeyFile  = "front-proxy-client.key"
+	FrontProxyCACertFile     = kubeadmconstants.FrontProxyCACertName
+	FrontProxyCAKeyFile      = kubeadmconstants.FrontProxyCAKeyName
+	FrontProxyClientCertFile = kubeadmconstants.FrontProxyClientCertName
+	FrontProxyClientKeyFile  = kubeadmconstants.FrontProxyClientKeyName
 )
 
 // FrontProxyClientUser is the common name of kube-apiserver's client pair
 // for the extension API servers it proxies to, the one name they accept
-// request headers from (--requestheader-allowed-names).
-const FrontProxyClientUser = "front-proxy-client"
+// request headers from (--requestheader-allowed-names): kubeadm's.
+const FrontProxyClientUser = kubeadmconstants.FrontProxyClientCertCommonName
 
 // EnsureFrontProxy makes sure the aggregation layer's CA and
 // kube-apiserver's client pair signed by it exist, as kubeadm makes them:
@@ -26,7 +30,7 @@ const FrontProxyClientUser = "front-proxy-client"
 // headers.
 func (b *Bundle) EnsureFrontProxy() error {
 	fp := &Bundle{Dir: b.Dir, now: b.now}
-	if err := fp.ensureCA(FrontProxyCACertFile, FrontProxyCAKeyFile, "front-proxy-ca"); err != nil {
+	if err := fp.ensureCA(FrontProxyCACertFile, FrontProxyCAKeyFile, kubeadmconstants.FrontProxyCACertAndKeyBaseName); err != nil {
 		return fmt.Errorf("ensure front-proxy ca: %w", err)
 	}
 	if _, _, err := fp.ensureLeaf(FrontProxyClientCertFile, FrontProxyClientKeyFile, func() ([]byte, []byte, error) {
