@@ -67,12 +67,15 @@ func (m *Mounts) MountSensitiveWithoutSystemdWithMountFlags(source, target, fsty
 	return m.FakeMounter.MountSensitiveWithoutSystemdWithMountFlags(source, target, fstype, options, sensitive, flags)
 }
 
-// forgetGone drops the mounts whose directory no longer exists (torn-down
-// volumes) and the FakeMounter's log of actions, whenever the record has
-// doubled since it last did: no more than a stat per mount made.
+// forgetGone drops the FakeMounter's log of actions, which nothing reads
+// (the kubelet's Unmount calls, where the data dir is on tmpfs, would
+// grow it for as long as the node runs), and the mounts whose directory
+// no longer exists (torn-down volumes) whenever the record has doubled
+// since it last did: no more than a stat per mount made.
 func (m *Mounts) forgetGone() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.ResetLog()
 	mps, _ := m.List()
 	if len(mps) < 2*m.kept+16 {
 		return

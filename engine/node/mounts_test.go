@@ -71,4 +71,19 @@ func TestMountsType(t *testing.T) {
 	if got := m.Type(filepath.Join(dir, "v39")); got != "tmpfs" {
 		t.Errorf("Type(v39) = %q, want tmpfs", got)
 	}
+
+	// Where the kubelet unmounts what it mounted (a data dir on tmpfs), the
+	// record keeps no history of it.
+	for range 100 {
+		v := filepath.Join(dir, "v0")
+		if err := m.MountSensitiveWithoutSystemd("tmpfs", v, "tmpfs", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Unmount(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if log := m.GetLog(); len(log) > 2 {
+		t.Errorf("the record logged %d actions, want at most the last mount and unmount", len(log))
+	}
 }
