@@ -93,22 +93,32 @@ type Set struct {
 	kubelets []*node.Node
 	hooks    []*crihooks.Hooks // by node; nil without a Tracer
 	runtimes []cri.Node        // by node, as their factory made them
+	// cancel ends the context the runtimes and kubelets run in.
+	cancel context.CancelFunc
 }
 
 // Start builds every node's runtime and interposer, then starts the
 // kubelets concurrently and the fault watchers; the kubelets register their
 // Nodes in the background and stop when ctx ends, and from then on the
-// runtimes refuse new pods.
+// runtimes refuse new pods. When a node fails to start, Start stops the
+// ones that did and undoes their mounts before it returns the error.
 func Start(ctx context.Context, cfg Config) (*Set, error) {
 	if cfg.Credentials == nil {
 		return nil, errors.New("nodeset: Credentials is required")
 	}
 	s := &Set{cfg: cfg}
+	parent := ctx
+	ctx, s.cancel = context.WithCancel(ctx)
+	abort := func(err error) (*Set, error) {
+		s.Stop()
+		s.Shutdown(context.WithoutCancel(parent))
+		return nil, err
+	}
 	runtimes := make([]nodeRuntime, len(cfg.Nodes))
 	for i := range cfg.Nodes {
 		rt, err := s.newRuntime(ctx, i)
 		if err != nil {
-			return nil, err
+			return abort(err)
 		}
 		runtimes[i] = rt
 		s.runtimes = append(s.runtimes, rt.Node)
@@ -126,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (*Set, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return abort(err)
 	}
 	s.watchFaults(ctx)
 	return s, nil
@@ -173,8 +183,12 @@ func (s *Set) Stop() {
 // from then on they write nothing under DataDir. Then it unmounts what
 // the kubelets of real containers left mounted in their root directories
 // (node.Node.Unmount), so that DataDir can be removed and no mount stays
-// on the host. Call it once the set's context ended.
+// on the host. It ends the kubelets' context first, if the caller's has
+// not ended yet.
 func (s *Set) Shutdown(ctx context.Context) {
+	if s.cancel != nil {
+		s.cancel()
+	}
 	for _, r := range s.runtimes {
 		if r.Close != nil {
 			_ = r.Close(ctx)

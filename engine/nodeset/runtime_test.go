@@ -2,7 +2,9 @@ package nodeset
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/clock"
@@ -94,5 +96,33 @@ func TestRuntimeFactory(t *testing.T) {
 func TestStartNeedsCredentials(t *testing.T) {
 	if _, err := Start(context.Background(), Config{Nodes: nodes.Defaults(1), DataDir: t.TempDir()}); err == nil {
 		t.Fatal("Start accepted a set with no Credentials")
+	}
+}
+
+// A node that cannot start takes the set down: the runtimes already made
+// are closed (a real runtime's containers and mounts would stay otherwise).
+func TestFailedStartClosesRuntimes(t *testing.T) {
+	closed := 0
+	factory := func(ctx context.Context, cfg cri.Config) (cri.Node, error) {
+		n, err := crisim.NewNode(ctx, cri.Config{Name: cfg.Name, PodCIDR: cfg.PodCIDR})
+		stop := n.Close
+		n.Close = func(ctx context.Context) error {
+			closed++
+			if stop == nil {
+				return nil
+			}
+			return stop(ctx)
+		}
+		return n, err
+	}
+	refuse := func(i int, n nodes.Spec) (Credentials, error) {
+		return Credentials{}, fmt.Errorf("no identity for %s", n.Name)
+	}
+	_, err := Start(context.Background(), Config{Nodes: nodes.Defaults(2), DataDir: t.TempDir(), Runtime: factory, Credentials: refuse})
+	if err == nil || !strings.Contains(err.Error(), "no identity for node-") {
+		t.Fatalf("Start: %v, want the node's error", err)
+	}
+	if closed != 2 {
+		t.Errorf("%d runtimes closed after the failed start, want 2", closed)
 	}
 }
