@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,11 +25,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/podtrace/podtrace/engine/enginetest"
-	"github.com/podtrace/podtrace/engine/node"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/stages"
@@ -498,115 +495,7 @@ func TestKubeletPods(t *testing.T) {
 		}
 	})
 
-	t.Run("subPathExpr", func(t *testing.T) {
-		// The kubelet makes the expanded subpath inside the volume itself
-		// (it reads the volume directory's mode first), as the conformance
-		// suite's Variable Expansion specs check.
-		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "subpath", Annotations: map[string]string{"dir": "logs"}},
-			Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-				Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hi > /work/note; cat /all/logs/note; sleep 3600"},
-					Env: []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['dir']"}}}},
-					VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/work", SubPathExpr: "$(DIR)"},
-						{Name: "work", MountPath: "/all"}}}}}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("subpath")) })
-		// What the container writes in its subpath is in the volume's logs/.
-		enginetest.WaitFor(t, 10*time.Second, "the note read back through the whole volume", func() bool {
-			b, err := pods.GetLogs("subpath", &corev1.PodLogOptions{}).DoRaw(ctx)
-			return err == nil && string(b) == "hi\n"
-		})
-	})
+	t.Run("volumes", func(t *testing.T) { kubeletVolumes(t, pods, create, get) })
 
-	t.Run("emptyDir medium Memory", func(t *testing.T) {
-		// The kubelet mounts an emptyDir of medium Memory as tmpfs, and
-		// agnhost mounttest (the EmptyDir conformance specs' program) reads
-		// its type: tmpfs, where a disk emptyDir reads the disk's.
-		mounttest := func(name string) corev1.Container {
-			return corev1.Container{Name: name, Image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0",
-				Args: []string{"mounttest", "--fs_type=/test-volume"}, VolumeMounts: []corev1.VolumeMount{{Name: name, MountPath: "/test-volume"}}}
-		}
-		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tmpfs"}, Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-			Volumes: []corev1.Volume{{Name: "memory", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
-				{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-			Containers: []corev1.Container{mounttest("memory"), mounttest("disk")}}})
-		enginetest.WaitFor(t, 60*time.Second, "the pod Succeeded", func() bool { return get("tmpfs").Status.Phase == corev1.PodSucceeded })
-		for _, c := range []struct {
-			container string
-			tmpfs     bool
-		}{{"memory", true}, {"disk", tmpfsTemp(t)}} {
-			b, err := pods.GetLogs("tmpfs", &corev1.PodLogOptions{Container: c.container}).DoRaw(ctx)
-			if err != nil {
-				t.Fatalf("kubectl logs tmpfs -c %s: %v", c.container, err)
-			}
-			if got := strings.Contains(string(b), `mount type of "/test-volume": tmpfs`); got != c.tmpfs || !strings.HasPrefix(string(b), `mount type of "/test-volume": `) {
-				t.Errorf("kubectl logs tmpfs -c %s: %q; want tmpfs: %v", c.container, b, c.tmpfs)
-			}
-		}
-	})
-
-	t.Run("the node's summary", func(t *testing.T) {
-		// As the kubelet's summary API reports it (kubectl get --raw
-		// /api/v1/nodes/node-1/proxy/stats/summary; its eviction manager
-		// reads it too): the node's ephemeral-storage capacity, with the
-		// image pulled for a pod of its own using some of it, its memory, and
-		// its pods. And no InvalidDiskCapacity Warning, which the image
-		// garbage collector sends at start for a disk of no capacity.
-		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "summarized"},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}})
-		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("summarized")) })
-		raw, err := e.AdminClient().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/node-1/proxy/stats/summary").DoRaw(ctx)
-		if err != nil {
-			t.Fatalf("stats/summary: %v", err)
-		}
-		var summary statsapi.Summary
-		if err := json.Unmarshal(raw, &summary); err != nil {
-			t.Fatal(err)
-		}
-		want := uint64(node.DefaultEphemeralStorage.Value())
-		if fs := summary.Node.Fs; fs == nil || fs.CapacityBytes == nil || *fs.CapacityBytes != want {
-			t.Errorf("node fs %+v, want a capacity of %d bytes", fs, want)
-		}
-		n, err := e.AdminClient().CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m := summary.Node.Memory; m == nil || m.AvailableBytes == nil || int64(*m.AvailableBytes) != n.Status.Capacity.Memory().Value() {
-			t.Errorf("node memory %+v, want all of its %s available", m, n.Status.Capacity.Memory())
-		}
-		if rt := summary.Node.Runtime; rt == nil || rt.ImageFs == nil || rt.ImageFs.CapacityBytes == nil ||
-			*rt.ImageFs.CapacityBytes != want || rt.ImageFs.UsedBytes == nil || *rt.ImageFs.UsedBytes == 0 {
-			t.Errorf("image fs %+v, want a capacity of %d bytes, some of it used", rt, want)
-		}
-		listed := false
-		for _, p := range summary.Pods {
-			listed = listed || p.PodRef.Name == "summarized" && len(p.Containers) == 1 && p.Containers[0].Name == "app"
-		}
-		if !listed {
-			t.Errorf("the summary's pods %+v, want summarized's container app among them", summary.Pods)
-		}
-		if event("node-1", "InvalidDiskCapacity", "")() {
-			t.Error("a Warning InvalidDiskCapacity for node-1")
-		}
-		// With the summary answering, the eviction manager and the image
-		// garbage collector act on it: neither may find pressure.
-		for _, c := range n.Status.Conditions {
-			if (c.Type == corev1.NodeMemoryPressure || c.Type == corev1.NodeDiskPressure) && c.Status != corev1.ConditionFalse {
-				t.Errorf("node condition %s is %s: %s", c.Type, c.Status, c.Message)
-			}
-		}
-		for _, reason := range []string{"EvictionThresholdMet", "FreeDiskSpaceFailed", "ImageGCFailed"} {
-			if event("node-1", reason, "")() {
-				t.Errorf("a %s event for node-1", reason)
-			}
-		}
-	})
-}
-
-// tmpfsTemp reports whether the temporary directory, where the tests' data
-// dirs are, is itself on tmpfs (a disk emptyDir there reads tmpfs too).
-func tmpfsTemp(t *testing.T) bool {
-	var st unix.Statfs_t
-	if err := unix.Statfs(os.TempDir(), &st); err != nil {
-		t.Fatal(err)
-	}
-	return st.Type == 0x01021994 // TMPFS_MAGIC
+	t.Run("the node's summary", func(t *testing.T) { kubeletSummary(t, e, create, get, event) })
 }
