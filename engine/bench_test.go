@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 )
@@ -83,7 +83,7 @@ func deploymentRun(b *testing.B, pods, nodeCount int, plain bool) runResult {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg := engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: model.MaxSpeed, Seed: 1,
+	cfg := engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: cri.MaxSpeed, Seed: 1,
 		UnsafeNoFsync: true, PlainControlPlane: plain}
 	e, err := engine.Start(ctx, cfg)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/cri"
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/etcd"
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/node"
@@ -122,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Speed == 0 {
 		cfg.Speed = 1
 	}
-	if err := model.ValidateSpeed(cfg.Speed); err != nil {
+	if err := cri.ValidateSpeed(cfg.Speed); err != nil {
 		return nil, err
 	}
 	e := &Engine{Hub: trace.NewHub(), restoreMemLimit: applyMemoryLimit(cfg.MemoryLimit)}
@@ -228,9 +227,9 @@ func (e *Engine) Close() error {
 func (e *Engine) Speed() float64 { return math.Float64frombits(e.speed.Load()) }
 
 // SetSpeed changes the simulated runtime's speed from the next wait on;
-// the limits are model.ValidateSpeed's.
+// the limits are cri.ValidateSpeed's.
 func (e *Engine) SetSpeed(speed float64) error {
-	if err := model.ValidateSpeed(speed); err != nil {
+	if err := cri.ValidateSpeed(speed); err != nil {
 		return err
 	}
 	e.speed.Store(math.Float64bits(speed))

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/podtrace/podtrace/engine"
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/internal/waittest"
@@ -108,7 +108,7 @@ func latencyRun(b *testing.B, pods, inflight, nodeCount int, untraced bool) late
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	e, err := engine.Start(ctx, engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: model.MaxSpeed,
+	e, err := engine.Start(ctx, engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: cri.MaxSpeed,
 		Seed: 1, UnsafeNoFsync: true, Untraced: untraced})
 	if err != nil {
 		b.Fatal(err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/critest"
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
 
 // NewNode runs each sandbox's CNI ADD through the node's observer, after
@@ -35,7 +34,7 @@ func TestNewNodeAsksTheObserver(t *testing.T) {
 		return add()
 	}}
 	n, err := NewNode(ctx, cri.Config{Name: "node-1", PodCIDR: "10.244.1.0/24", Seed: 1,
-		Speed: func() float64 { return model.MaxSpeed }, Dir: dir, StateFile: filepath.Join(dir, "node-1.json"), Observer: obs})
+		Speed: func() float64 { return cri.MaxSpeed }, Dir: dir, StateFile: filepath.Join(dir, "node-1.json"), Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

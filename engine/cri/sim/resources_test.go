@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/engine/cri"
 )
 
 // A container's status reports the CPU and memory settings it was created
@@ -16,7 +16,7 @@ import (
 // outcome from there.
 func TestContainerStatusReportsItsResources(t *testing.T) {
 	ctx := context.Background()
-	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed }})
+	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return cri.MaxSpeed }})
 	if err != nil {
 		t.Fatal(err)
 	}

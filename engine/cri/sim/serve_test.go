@@ -13,7 +13,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/engine/cri"
 )
 
 // A pod answers "ok" on its declared port until its container's program
@@ -23,7 +23,7 @@ import (
 // it stops, nothing answers.
 func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 	ctx := context.Background()
-	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed }})
+	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return cri.MaxSpeed }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/internal/waittest"
 )
@@ -23,7 +24,7 @@ import (
 func TestImagesSurviveARestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed },
+	cfg := Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return cri.MaxSpeed },
 		StateFile: filepath.Join(dir, "node-1.json"), Dir: dir}
 	r, err := New(cfg)
 	if err != nil {
@@ -60,7 +61,7 @@ func TestSaveKeepsEveryChange(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "node-1.json")
-	cfg := Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed },
+	cfg := Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return cri.MaxSpeed },
 		StateFile: file, Dir: dir}
 	r, err := New(cfg)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
+	"github.com/podtrace/podtrace/engine/cri"
 )
 
 // With a tracer provider, the CRI calls that start a pod are server spans
@@ -21,7 +21,7 @@ import (
 func TestCRICallsAreServerSpansInTheCallersTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return model.MaxSpeed },
+	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return cri.MaxSpeed },
 		TracerProvider: tp})
 	if err != nil {
 		t.Fatal(err)
