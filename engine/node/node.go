@@ -49,6 +49,7 @@ import (
 	"k8s.io/kubernetes/pkg/volume/configmap"
 	"k8s.io/kubernetes/pkg/volume/downwardapi"
 	"k8s.io/kubernetes/pkg/volume/emptydir"
+	"k8s.io/kubernetes/pkg/volume/image"
 	"k8s.io/kubernetes/pkg/volume/projected"
 	"k8s.io/kubernetes/pkg/volume/secret"
 
@@ -328,8 +329,10 @@ func closeFor(d *connrotation.Dialer, period time.Duration) {
 }
 
 // volumePlugins are the volume types a node mounts: the ones that only
-// write files under the kubelet's root directory, and hostPath, which
-// leaves the host alone (hostPathPlugins).
+// write files under the kubelet's root directory, hostPath, which leaves
+// the host alone (hostPathPlugins), and image volumes, which the runtime
+// mounts (containerd does; the simulated runtime's pods see no files in
+// them).
 func volumePlugins() []volume.VolumePlugin {
 	p := hostPathPlugins()
 	p = append(p, emptydir.ProbeVolumePlugins()...)
@@ -337,6 +340,9 @@ func volumePlugins() []volume.VolumePlugin {
 	p = append(p, configmap.ProbeVolumePlugins()...)
 	p = append(p, downwardapi.ProbeVolumePlugins()...)
 	p = append(p, projected.ProbeVolumePlugins()...)
+	if utilfeature.DefaultFeatureGate.Enabled(features.ImageVolume) { // as cmd/kubelet/app's ProbeVolumePlugins
+		p = append(p, image.ProbeVolumePlugins()...)
+	}
 	return p
 }
 
