@@ -63,6 +63,17 @@ func kubeletVolumes(t *testing.T, pods typedcorev1.PodInterface, create func(*te
 			}
 		}
 	})
+
+	t.Run("image volume", func(t *testing.T) {
+		// The kubelet pulls an image volume's image and asks the runtime
+		// to mount it (ImageVolume, GA): the pod runs.
+		create(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "imagevol"}, Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+				Reference: "registry.k8s.io/e2e-test-images/kitten:1.8", PullPolicy: corev1.PullIfNotPresent}}}},
+			Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "3600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data", ReadOnly: true}}}}}})
+		enginetest.WaitFor(t, 30*time.Second, "the pod Ready", func() bool { return isReady(get("imagevol")) })
+	})
 }
 
 // tmpfsTemp reports whether the temporary directory, where the tests' data
