@@ -113,9 +113,3 @@ func Has(subs ...string) func(string) bool {
 		return true
 	}
 }
-
-// Running reports whether the session is still there: it ends when its
-// script exits.
-func (t *Term) Running() bool {
-	return exec.Command("tmux", "-L", t.Socket, "has-session", "-t", t.Session).Run() == nil
-}
