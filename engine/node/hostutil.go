@@ -28,10 +28,16 @@ func hostMounts(cfg Config) (mount.Interface, subpath.Interface, hostutil.HostUt
 }
 
 // hostUtil is kubemark's fake host utilities, except that it reads the
-// mode of a path for real: the kubelet reads it to make a subPathExpr
-// directory inside a volume, which lives in the kubelet's real root
-// directory (the fake's "not implemented" failed such containers).
+// mode and existence of a path for real: the kubelet reads them to make a
+// subPath directory inside a volume, which lives in the kubelet's real
+// root directory (the fake's "not implemented" failed such containers, and
+// its empty filesystem had the kubelet make a directory over a ConfigMap
+// key's file).
 type hostUtil struct{ *hostutil.FakeHostUtil }
+
+// PathExists reports whether path exists (a symbolic link: its target),
+// as upstream's host utilities do.
+func (hostUtil) PathExists(path string) (bool, error) { return mount.PathExists(path) }
 
 // GetMode returns the permissions of path.
 func (hostUtil) GetMode(path string) (os.FileMode, error) {
