@@ -55,7 +55,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	r.mu.Unlock()
 	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Net: network, Name: cfg.GetMetadata().GetName(),
 		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
-		Env: env, Mounts: mounts, UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
+		Env: env, Mounts: mounts, Security: proc.Security{Privileged: sec.GetPrivileged(), NoNewPrivs: sec.GetNoNewPrivs(),
+			AddCaps: sec.GetCapabilities().GetAddCapabilities(), DropCaps: sec.GetCapabilities().GetDropCapabilities()},
+		UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
 	if err != nil {
 		return "", criError(err)
 	}

@@ -72,6 +72,9 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 			args = []string{"pause"} // and its command
 		}
 	}
+	if len(command) == 0 && len(args) == 0 && base == "nonewprivs" {
+		args = []string{"nnp"} // the image's command
+	}
 	argv := append(append([]string{}, command...), args...)
 	if len(argv) == 0 {
 		for _, s := range shellImages {

@@ -77,6 +77,7 @@ type container struct {
 	fs      *proc.FS
 	uid     int64 // the user and group its processes run as
 	gid     int64
+	sec     proc.Security // its privileges
 	dir     string        // their working directory
 	image   string        // its image (normalized)
 	host    string        // its pod's host name
@@ -245,7 +246,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot).WithImage(cfg.Image), uid: cfg.UID, gid: cfg.GID, dir: cfg.WorkingDir, stdio: stdio,
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot).WithImage(cfg.Image), uid: cfg.UID, gid: cfg.GID, sec: cfg.Security, dir: cfg.WorkingDir, stdio: stdio,
 		image: cfg.Image, host: sb.cfg.Hostname, net: cfg.Net,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
@@ -339,7 +340,7 @@ func (r *Runtime) runCommand(c *container) {
 
 // process is argv as a process of container c.
 func (r *Runtime) process(c *container, argv []string) proc.Process {
-	return proc.Process{Argv: argv, Env: c.env, FS: c.fs, Sleep: r.wait, UID: c.uid, GID: c.gid, Dir: c.dir,
+	return proc.Process{Argv: argv, Env: c.env, FS: c.fs, Sleep: r.wait, UID: c.uid, GID: c.gid, Security: c.sec, Dir: c.dir,
 		Image: c.image, Hostname: c.host, Net: c.net}
 }
 

@@ -193,6 +193,7 @@ func TestParseProgram(t *testing.T) {
 		{name: "agnhost's defaults", image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", want: "/agnhost pause"},
 		{name: "agnhost's command", image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", cmd: []string{"/agnhost-2"},
 			args: []string{"entrypoint-tester"}, want: "/agnhost-2 entrypoint-tester"},
+		{name: "nonewprivs' command", image: "registry.k8s.io/e2e-test-images/nonewprivs:1.4", want: "nnp"},
 	}
 	for _, tt := range tests {
 		p, err := parseProgram(tt.image, tt.cmd, tt.args, tt.ann)

@@ -47,6 +47,8 @@ type ContainerConfig struct {
 	Mounts []proc.Mount
 	// UID and GID are the user and group its processes run as.
 	UID, GID int64
+	// Security is its privileged flag, no_new_privs and capabilities.
+	Security proc.Security
 	// ReadOnlyRoot makes its root file system read-only.
 	ReadOnlyRoot bool
 	// WorkingDir is its processes' working directory ("/" when empty).

@@ -45,6 +45,7 @@ var imageCommands = map[string][]string{
 	"dnsutils":          {"dig"},
 	"curl":              {"curl"},
 	"netshoot":          {"dig", "curl"},
+	"nonewprivs":        {"nnp"},
 }
 
 // agnhostCert is the agnhost image's /localhost.crt and /localhost.key:

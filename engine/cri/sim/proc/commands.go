@@ -77,6 +77,15 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		return c.grep(hc, rest)
 	case "expr":
 		return exitStatus(expr(out, errw, rest))
+	case "ip":
+		if code, ok := ipChange(errw, c.p.Security, c.p.UID, rest); ok {
+			return exitStatus(code)
+		}
+	case "nnp":
+		if c.imageHas("nnp") {
+			nnp(out, c.p.Security, c.p.UID)
+			return nil
+		}
 	case "hexdump":
 		return c.hexdump(hc, rest)
 	case "nslookup":

@@ -43,6 +43,9 @@ type Process struct {
 	// UID and GID are the user and group the process runs as (the
 	// container's runAsUser and runAsGroup; 0, root, when unset).
 	UID, GID int64
+	// Security is the container's privileged flag, no_new_privs and
+	// capabilities.
+	Security Security
 	// Dir is the working directory ("/" when empty).
 	Dir string
 	// Image is the container's image (a normalized reference): the
