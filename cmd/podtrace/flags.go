@@ -109,25 +109,37 @@ func (c *clusterFlags) start(ctx context.Context) (*engine.Engine, func(), error
 }
 
 // startNodes is start on the given nodes (a scenario brings its own).
-func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*engine.Engine, func(), error) {
-	var err error
-	dir, tmp := c.dataDir, ""
+// When a step fails, what the steps before it started is undone, last
+// first.
+func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (_ *engine.Engine, _ func(), err error) {
+	var undo []func()
+	cleanup := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+	dir := c.dataDir
 	if dir == "" {
-		if tmp, err = os.MkdirTemp("", "podtrace-"); err != nil {
+		if dir, err = os.MkdirTemp("", "podtrace-"); err != nil {
 			return nil, nil, err
 		}
-		dir = tmp
+		undo = append(undo, func() { os.RemoveAll(dir) })
 	}
 	closeLog, err := logToFile(filepath.Join(dir, "podtrace.log"))
 	if err != nil {
 		return nil, nil, err
 	}
+	undo = append(undo, func() { closeLog() })
+	if err = c.checkMaxRestart(); err != nil {
+		return nil, nil, err
+	}
 	hostLn, err := podnetListener()
 	if err != nil {
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
 		return nil, nil, err
 	}
 	var endpoints []string
@@ -136,34 +148,24 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	}
 	cfg := engine.Config{DataDir: dir, EtcdEndpoints: endpoints, EtcdTLS: c.etcdTLS, Nodes: specs, Speed: c.speed, Seed: c.seed,
 		MaxContainerRestartPeriod: c.maxRestart}
+	// The forwarder closes hostLn when forwardCtx ends, and on failure
+	// before it runs the cancel closes it too.
+	forwardCtx, stopForward := context.WithCancel(ctx)
+	undo = append(undo, stopForward)
 	if hostLn != nil {
 		cfg.APIAddress = hostLn.Addr().String() // the same address inside, forwarded below
-	}
-	if err = c.checkMaxRestart(); err != nil {
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
-		return nil, nil, err
+		context.AfterFunc(forwardCtx, func() { hostLn.Close() })
 	}
 	var closeHost func()
-	cfg.Runtime, closeHost, err = c.startRuntime(ctx, dir)
-	if err != nil {
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
+	if cfg.Runtime, closeHost, err = c.startRuntime(ctx, dir); err != nil {
 		return nil, nil, err
 	}
+	undo = append(undo, closeHost)
 	e, err := engine.Start(ctx, cfg)
 	if err != nil {
-		closeHost()
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
 		return nil, nil, err
 	}
+	undo = append(undo, func() { e.Close() })
 	if e.NoClusterDNS != nil {
 		fmt.Fprintf(terminal, "podtrace: %v\n", e.NoClusterDNS) // logged too
 	}
@@ -173,18 +175,8 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (*eng
 	for _, f := range c.faults {
 		e.Tracer.Faults.Add(f)
 	}
-	forwardCtx, stopForward := context.WithCancel(ctx)
 	if hostLn != nil {
 		go podnet.Forward(forwardCtx, hostLn, cfg.APIAddress) // kubectl on the host reaches the API server inside
-	}
-	cleanup := func() {
-		stopForward()
-		e.Close()
-		closeHost()
-		closeLog()
-		if tmp != "" {
-			os.RemoveAll(tmp)
-		}
 	}
 	return e, cleanup, nil
 }
