@@ -32,11 +32,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	for _, kv := range cfg.GetEnvs() {
 		env[kv.GetKey()] = string(kv.GetValue())
 	}
-	image := cfg.GetImage().GetUserSpecifiedImage()
-	if image == "" {
-		image = cfg.GetImage().GetImage()
-	}
-	ref := model.Normalize(image)
+	ref := imageRef(cfg.GetImage())
 	sec := cfg.GetLinux().GetSecurityContext()
 	var mounts []proc.Mount
 	cm := cfg.GetMounts()
@@ -57,7 +53,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
 		Env: env, Mounts: mounts, Security: proc.Security{Privileged: sec.GetPrivileged(), NoNewPrivs: sec.GetNoNewPrivs(),
 			AddCaps: sec.GetCapabilities().GetAddCapabilities(), DropCaps: sec.GetCapabilities().GetDropCapabilities()},
-		UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty()})
+		UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty(),
+		Resources: cfg.GetLinux().GetResources()})
 	if err != nil {
 		return "", criError(err)
 	}
@@ -188,19 +185,33 @@ func criState(s model.State) runtimeapi.ContainerState {
 }
 
 // UpdateContainerResources applies an in-place resize: the container's
-// status reports the new CPU and memory settings from then on.
+// status reports the new CPU and memory settings from then on, and its
+// cgroup files show them.
 func (r *Runtime) UpdateContainerResources(_ context.Context, id string, res *runtimeapi.ContainerResources) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	c, ok := r.containers[id]
-	if !ok {
-		return notFound("container", id)
-	}
-	if res.GetLinux() != nil {
+	if ok && res.GetLinux() != nil {
 		c.resources = res.GetLinux()
 		r.changes++
 	}
-	return nil
+	r.mu.Unlock()
+	if !ok {
+		return notFound("container", id)
+	}
+	if res.GetLinux() == nil {
+		return nil
+	}
+	return criError(r.rt.UpdateResources(id, res.GetLinux()))
+}
+
+// imageRef is the normalized reference of the image spec names (its
+// user's, else the kubelet's resolved one), "" for none.
+func imageRef(spec *runtimeapi.ImageSpec) string {
+	image := spec.GetUserSpecifiedImage()
+	if image == "" {
+		image = spec.GetImage()
+	}
+	return model.Normalize(image)
 }
 
 // ExecSync runs cmd against the simulated container (exec probes and exec

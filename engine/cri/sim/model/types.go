@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
@@ -62,6 +64,9 @@ type ContainerConfig struct {
 	Stdin, StdinOnce, TTY bool
 	// Net is where its servers listen: its pod's address (nil for none).
 	Net proc.Network
+	// Resources are its CPU and memory settings, as the kubelet gives
+	// them (nil for none): its cgroup files show them.
+	Resources *runtimeapi.LinuxContainerResources
 }
 
 // State is a container's lifecycle state.

@@ -112,6 +112,8 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		}
 	case "ls":
 		return c.ls(hc, rest)
+	case "mount":
+		return c.mount(hc, rest)
 	case "env", "printenv":
 		vars := environ(hc.Env)
 		if name == "env" {
