@@ -129,6 +129,12 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 		fmt.Fprint(hc.Stdout, "Paused\nSignals registered\n")
 		<-ctx.Done()
 		return ctx.Err()
+	case "nettest":
+		return c.nettest(ctx, hc, args[1:])
+	case "guestbook":
+		return c.guestbook(ctx, hc, args[1:])
+	case "logs-generator":
+		return c.logsGenerator(ctx, hc, args[1:])
 	case "mounttest":
 		return c.mounttest(ctx, hc, args[1:])
 	case "entrypoint-tester":

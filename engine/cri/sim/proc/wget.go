@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type wgetOptions struct {
 	headers       http.Header
 	timeout       time.Duration
 	urls          []string
+	post          bool   // --post-data or --post-file: a POST of postData
+	postData      string // --post-data's value, or --post-file's name
+	postFile      bool
 }
 
 const wgetUsage = "Usage: wget [-cqS] [--spider] [-O FILE] [-o LOGFILE] [--header STR]\n" +
@@ -76,7 +80,9 @@ func parseWget(args []string) (wgetOptions, bool) {
 				return false
 			}
 			o.timeout = time.Duration(n) * time.Second
-		case 'S', 'c', 'o', 'P', 'Y', 3, 4, 5:
+		case 3, 4:
+			o.post, o.postData, o.postFile = true, v, letter == 4
+		case 'S', 'c', 'o', 'P', 'Y', 5:
 		default:
 			return false
 		}
@@ -166,12 +172,10 @@ func (c *commands) get(ctx context.Context, hc interp.HandlerContext, o wgetOpti
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			return c.connect(ctx, hc, o, addr)
 		}}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := c.wgetRequest(ctx, hc, o, u)
 	if err != nil {
 		return err
 	}
-	req.Header = o.headers.Clone()
-	req.Header.Set("User-Agent", o.agent)
 	resp, err := client.Do(req)
 	if err != nil {
 		return wgetError(ctx, err)
@@ -187,6 +191,33 @@ func (c *commands) get(ctx context.Context, hc interp.HandlerContext, o wgetOpti
 		return nil
 	}
 	return c.save(hc, o, u, resp.Body)
+}
+
+// wgetRequest is wget's request for u: a GET, or with --post-data (or
+// --post-file's contents) a POST of it as a form unless --header gave
+// another Content-Type, as busybox sends.
+func (c *commands) wgetRequest(ctx context.Context, hc interp.HandlerContext, o wgetOptions, u *url.URL) (*http.Request, error) {
+	method, body := http.MethodGet, io.Reader(nil)
+	if o.post {
+		data := []byte(o.postData)
+		if o.postFile {
+			var err error
+			if data, err = readFile(c.p.FS, abs(hc.Dir, o.postData)); err != nil {
+				return nil, fmt.Errorf("can't open '%s': %s", o.postData, reason(err))
+			}
+		}
+		method, body = http.MethodPost, bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = o.headers.Clone()
+	req.Header.Set("User-Agent", o.agent)
+	if o.post && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	return req, nil
 }
 
 // connect resolves addr's host and dials it, saying so unless quiet.

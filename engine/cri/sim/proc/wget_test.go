@@ -2,6 +2,8 @@ package proc
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,11 @@ import (
 // refuses connections, as a Service without ready endpoints does.
 func webService(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/write" { // what a POST sent
+			b, _ := io.ReadAll(r.Body)
+			fmt.Fprintf(w, "%s %s %s\n", r.Method, r.Header.Get("Content-Type"), b)
+			return
+		}
 		if r.URL.Path != "/" || r.UserAgent() != "Wget" {
 			http.NotFound(w, r)
 			return
@@ -58,6 +65,13 @@ func TestWget(t *testing.T) {
 		{[]string{"wget", "-qO-", "http://10.96.0.99"}, 1, "", "wget: can't connect to remote host (10.96.0.99): Connection refused\n"},
 		{[]string{"wget", "-qO-", "http://nothere"}, 1, "", "wget: bad address 'nothere'\n"},
 		{[]string{"wget", "-qO-", "https://web"}, 1, "", "wget: not an http or ftp url: https://web\n"},
+		// The PreStop spec's hook posts JSON with --post-data.
+		{[]string{"wget", "-O-", `--post-data={"Source": "prestop"}`, "http://10.96.12.34/write"}, 0,
+			"POST application/x-www-form-urlencoded {\"Source\": \"prestop\"}\n",
+			"Connecting to 10.96.12.34 (10.96.12.34:80)\nwriting to stdout\nwritten to stdout\n"},
+		{[]string{"sh", "-c", "echo -n a=1 > /tmp/form && wget -qO- --header 'Content-Type: text/plain' --post-file /tmp/form http://web/write"}, 0,
+			"POST text/plain a=1\n", ""},
+		{[]string{"wget", "-qO-", "--post-file", "/nothere", "http://web/write"}, 1, "", "wget: can't open '/nothere': No such file or directory\n"},
 		{[]string{"wget"}, 1, "", wgetUsage},
 		{[]string{"wget", "-T", "x", "http://web"}, 1, "", wgetUsage},
 	} {

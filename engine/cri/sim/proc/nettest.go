@@ -1,0 +1,160 @@
+package proc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// nettestState is agnhost nettest's State, which /read answers verbatim
+// (the PreStop spec reads Received["prestop"] there).
+type nettestState struct {
+	Hostname             string
+	Sent                 map[string]int
+	Received             map[string]int
+	Errors               []string
+	Log                  []string
+	StillContactingPeers bool
+
+	mu sync.Mutex
+}
+
+// nettestWrite is the body of a POST to /write (agnhost's WritePost).
+type nettestWrite struct {
+	Source string
+	Dest   string
+}
+
+// nettestSearch is how long agnhost nettest looks for its peers when it
+// finds none: 5 minutes for --peers of them, then 15 rounds 5 s apart.
+const nettestSearch = 5*time.Minute + 15*5*time.Second
+
+// nettest is agnhost nettest: HTTP on --port (8080) with /read (the
+// state as indented JSON), /write (a peer's {"Source": ...} counted in
+// Received, answered {"Hostname": ...}), /status (pass, running or fail
+// against --peers) and /quit (exit 0). Not simulated: the peer search
+// (agnhost asks the API server for --service's endpoints, which a
+// simulated pod cannot reach): it finds no peers, and /status says
+// running until the search would have given up, then fail.
+func (c *commands) nettest(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := pflag.NewFlagSet("agnhost nettest", pflag.ContinueOnError)
+	fs.SetOutput(hc.Stderr)
+	port := fs.Int("port", 8080, "Port number to serve at.")
+	peers := fs.Int("peers", 8, "Must find at least this many peers for the test to pass.")
+	svcName := fs.String("service", "nettest", "Service to find other network test pods in.")
+	namespace := fs.String("namespace", "default", "Namespace of this pod.")
+	fs.Int("delay-shutdown", 0, "Number of seconds to delay shutdown when receiving SIGTERM.")
+	if err := fs.Parse(args); err != nil {
+		return interp.ExitStatus(1)
+	}
+	log := newLogger(hc.Stderr)
+	if *svcName == "" {
+		log.printf("Must provide -service flag.")
+		return interp.ExitStatus(1)
+	}
+	s := &nettestState{Hostname: c.p.Hostname, StillContactingPeers: true}
+	go func() {
+		if c.p.Sleep(ctx, nettestSearch) == nil {
+			s.mu.Lock()
+			s.StillContactingPeers = false
+			s.mu.Unlock()
+		}
+	}()
+	return c.serveExiting(ctx, hc, func(_ context.Context, exit func(int)) []service {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/quit", func(http.ResponseWriter, *http.Request) { exit(0) })
+		mux.HandleFunc("/read", s.read)
+		mux.HandleFunc("/write", s.write)
+		mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprint(w, s.status(*peers, *namespace+"/"+*svcName))
+		})
+		return []service{{port: *port, handler: mux}}
+	})
+}
+
+// read answers the state as indented JSON.
+func (s *nettestState) read(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+	b, err := json.MarshalIndent(s, "", "\t")
+	s.appendErr(err)
+	_, err = w.Write(b)
+	s.appendErr(err)
+}
+
+// write counts a peer's contact by its Source and answers this host's name.
+func (s *nettestState) write(w http.ResponseWriter, r *http.Request) {
+	defer r.Body.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+	var wp nettestWrite
+	s.appendErr(json.NewDecoder(r.Body).Decode(&wp))
+	if wp.Source == "" {
+		s.appendErr(fmt.Errorf("%v: Got request with no source", s.Hostname))
+	} else {
+		if s.Received == nil {
+			s.Received = map[string]int{}
+		}
+		s.Received[wp.Source]++
+	}
+	s.appendErr(json.NewEncoder(w).Encode(struct{ Hostname string }{s.Hostname}))
+}
+
+// status is "pass" once peers were both sent to and heard from, "running"
+// while the search goes on, else "fail" (logged in the state).
+func (s *nettestState) status(peers int, service string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case len(s.Sent) >= peers && len(s.Received) >= peers:
+		return "pass"
+	case s.StillContactingPeers:
+		return "running"
+	}
+	s.Log = append(s.Log, fmt.Sprintf("Declaring failure for %s with %d sent and %d received and %d peers", service, len(s.Sent), len(s.Received), peers))
+	if len(s.Log) > 500 {
+		s.Log = s.Log[1:]
+	}
+	return "fail"
+}
+
+// appendErr records err, if any; s must be locked.
+func (s *nettestState) appendErr(err error) {
+	if err != nil {
+		s.Errors = append(s.Errors, err.Error())
+	}
+}
+
+// serveExiting serves what services builds until ctx ends or the program
+// exits: services gets the process's context and exit, which ends the
+// process with a status (as agnhost's os.Exit and log.Fatal do from a
+// handler or a goroutine).
+func (c *commands) serveExiting(ctx context.Context, hc interp.HandlerContext, services func(ctx context.Context, exit func(status int)) []service) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var status atomic.Int32
+	status.Store(-1)
+	exit := func(code int) {
+		if status.CompareAndSwap(-1, int32(code)) {
+			cancel()
+		}
+	}
+	err := c.serve(ctx, hc, services(ctx, exit))
+	switch code := status.Load(); code {
+	case -1:
+		return err
+	case 0:
+		return nil
+	default:
+		return interp.ExitStatus(uint8(code))
+	}
+}
