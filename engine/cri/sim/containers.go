@@ -41,7 +41,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	}
 	for _, m := range cm {
 		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly(),
-			Type: r.mountType(m.GetHostPath())})
+			Type: r.mountType(m.GetHostPath()), Image: imageRef(m.GetImage())})
 	}
 	var network proc.Network
 	r.mu.Lock()

@@ -46,8 +46,10 @@ var shellImages = []string{"busybox", "alpine", "ubuntu", "debian", "bash", "fed
 //   - a command runs as engine/cri/sim/proc runs it: shell scripts
 //     interpreted, common commands simulated against the container's files
 //     and environment, any other command a server that runs until stopped;
-//   - no command: agnhost's image runs its entrypoint /agnhost with the
-//     arguments, or with its own command "pause" when there are none;
+//   - no command: agnhost's image (and kitten's and nautilus's, built on
+//     it) runs its entrypoint /agnhost with the arguments, or with its own
+//     command when there are none ("pause"; kitten's and nautilus's
+//     "test-webserver");
 //     other images run the arguments;
 //   - no command: shell images (busybox, alpine, ubuntu, ...) exit 0 at once,
 //     every other image runs its server until stopped.
@@ -66,10 +68,10 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 		return program{steps: []step{{op: "sleep", d: d}, {op: "exit", code: code}}}, nil
 	}
 	base := proc.ImageBase(image)
-	if len(command) == 0 && base == "agnhost" {
+	if cmd, ok := agnhostImages[base]; ok && len(command) == 0 {
 		command = []string{"/agnhost"} // the image's entrypoint
 		if len(args) == 0 {
-			args = []string{"pause"} // and its command
+			args = []string{cmd} // and its command
 		}
 	}
 	if len(command) == 0 && len(args) == 0 && base == "nonewprivs" {

@@ -194,6 +194,9 @@ func TestParseProgram(t *testing.T) {
 		{name: "agnhost's command", image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", cmd: []string{"/agnhost-2"},
 			args: []string{"entrypoint-tester"}, want: "/agnhost-2 entrypoint-tester"},
 		{name: "nonewprivs' command", image: "registry.k8s.io/e2e-test-images/nonewprivs:1.4", want: "nnp"},
+		// kitten and nautilus: agnhost's entrypoint, their command test-webserver.
+		{name: "kitten's defaults", image: "registry.k8s.io/e2e-test-images/kitten:1.8", want: "/agnhost test-webserver"},
+		{name: "nautilus's defaults", image: "registry.k8s.io/e2e-test-images/nautilus:1.8", want: "/agnhost test-webserver"},
 	}
 	for _, tt := range tests {
 		p, err := parseProgram(tt.image, tt.cmd, tt.args, tt.ann)

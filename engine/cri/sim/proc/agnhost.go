@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	certutil "k8s.io/client-go/util/cert"
 	"mvdan.cc/sh/v3/interp"
 )
 
@@ -40,6 +39,8 @@ type Network interface {
 // (Debian's dnsutils) and jessie-dnsutils have dig.
 var imageCommands = map[string][]string{
 	"agnhost":           {"agnhost", "dig", "curl"},
+	"kitten":            {"agnhost", "dig", "curl"}, // agnhost's image with a picture
+	"nautilus":          {"agnhost", "dig", "curl"},
 	"glibc-dns-testing": {"dig"},
 	"jessie-dnsutils":   {"dig"},
 	"dnsutils":          {"dig"},
@@ -48,30 +49,12 @@ var imageCommands = map[string][]string{
 	"nonewprivs":        {"nnp"},
 }
 
-// agnhostCert is the agnhost image's /localhost.crt and /localhost.key:
-// a certificate for 127.0.0.1 and ::1, made once.
-var agnhostCert = sync.OnceValues(func() ([2][]byte, error) {
-	cert, key, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, nil)
-	return [2][]byte{cert, key}, err
-})
-
-// WithImage adds to f the files of image that the simulation knows (a
-// simulated image has no others): agnhost's /localhost.crt and
-// /localhost.key, which StatefulSets' readiness probes fetch from its
-// test-webserver and HTTPS servers use. It returns f.
+// WithImage adds to f the files of image that the simulation knows (see
+// imageFiles). It returns f.
 func (f *FS) WithImage(image string) *FS {
-	if !imageHas(image, "agnhost") {
-		return f
-	}
-	pair, err := agnhostCert()
-	if err != nil {
-		return f
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, name := range []string{"/localhost.crt", "/localhost.key"} {
-		f.files[name] = &memFile{data: pair[i], modTime: time.Now()}
-	}
+	f.addImage(image, "/")
 	return f
 }
 

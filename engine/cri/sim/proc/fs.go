@@ -27,6 +27,9 @@ type Mount struct {
 	// (or above it) for a node that mounts nothing for real: "tmpfs" for
 	// an emptyDir of medium Memory. Empty: the host directory's own.
 	Type string
+	// Image, instead of HostPath, is the image (a normalized reference)
+	// of an image volume: the container sees the image's files there.
+	Image string
 }
 
 // FS is a simulated container's file system: its mounts, read and written
@@ -54,8 +57,11 @@ type memFile struct {
 // read-only if readOnly.
 func NewFS(mounts []Mount, readOnly bool) *FS {
 	ms := make([]Mount, 0, len(mounts))
+	var images []Mount
 	for _, m := range mounts {
-		if m.ContainerPath != "" && m.HostPath != "" && path.Clean("/"+m.ContainerPath) != "/" {
+		if m.Image != "" && m.HostPath == "" {
+			images = append(images, m)
+		} else if m.ContainerPath != "" && m.HostPath != "" && path.Clean("/"+m.ContainerPath) != "/" {
 			m.ContainerPath = path.Clean("/" + m.ContainerPath)
 			ms = append(ms, m)
 		}
@@ -64,6 +70,9 @@ func NewFS(mounts []Mount, readOnly bool) *FS {
 	f := &FS{mounts: ms, files: map[string]*memFile{}, readOnly: readOnly}
 	for _, d := range imageDirs {
 		f.files[d] = &memFile{dir: true}
+	}
+	for _, m := range images {
+		f.addImage(m.Image, path.Clean("/"+m.ContainerPath))
 	}
 	return f
 }

@@ -1,0 +1,51 @@
+package proc
+
+import (
+	"strings"
+	"testing"
+)
+
+const (
+	kittenImage   = "registry.k8s.io/e2e-test-images/kitten:1.8"
+	nautilusImage = "registry.k8s.io/e2e-test-images/nautilus:1.8"
+)
+
+// An image volume shows its image's files at its mount path, as the
+// ImageVolume spec reads kitten's: data.json naming kitten.jpg and
+// Alpine's os-release. An image the simulation knows no files of is an
+// empty directory.
+func TestImageVolume(t *testing.T) {
+	fsys := NewFS([]Mount{{ContainerPath: "/volume", Image: kittenImage, ReadOnly: true},
+		{ContainerPath: "/empty", Image: "docker.io/library/busybox:1.36", ReadOnly: true}}, false)
+	for _, tc := range []struct {
+		argv []string
+		code int
+		want string
+	}{
+		{[]string{"/bin/cat", "/volume/data.json"}, 0, `"image": "kitten.jpg"`},
+		{[]string{"/bin/cat", "/volume/etc/os-release"}, 0, "Alpine Linux"},
+		{[]string{"ls", "/volume"}, 0, "data.json\netc\nkitten.jpg\nlocalhost.crt\nlocalhost.key\n"},
+		{[]string{"ls", "/empty"}, 0, ""},
+		{[]string{"cat", "/data.json"}, 1, ""}, // the container's own image (none here) has no data.json
+	} {
+		code, out, _ := run(t, fsys, true, tc.argv...)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%q: exit %d, %q; want %d, %q", tc.argv, code, out, tc.code, tc.want)
+		}
+	}
+}
+
+// kitten's and nautilus's test-webserver serve their data.json and
+// picture on port 80, as kubectl's Update Demo reads data.json through
+// the pod proxy.
+func TestKittenAndNautilusServeTheirData(t *testing.T) {
+	for _, tc := range []struct{ image, picture string }{{kittenImage, "kitten.jpg"}, {nautilusImage, "nautilus.jpg"}} {
+		n, _ := startPod(t, NewFS(nil, false).WithImage(tc.image), tc.image, nil, 1, "/agnhost", "test-webserver")
+		if got, want := ask(t, n, "http", 80, "/data.json"), "200 {\n  \"image\": \""+tc.picture+"\"\n}"; !strings.HasPrefix(got, want) {
+			t.Errorf("%s: GET /data.json: %q, want %q", tc.image, got, want)
+		}
+		if got := ask(t, n, "http", 80, "/"+tc.picture); !strings.HasPrefix(got, "200 \xff\xd8") { // a JPEG's start
+			t.Errorf("%s: GET /%s: %.20q, want a JPEG", tc.image, tc.picture, got)
+		}
+	}
+}
