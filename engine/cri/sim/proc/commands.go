@@ -75,6 +75,8 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		})
 	case "grep":
 		return c.grep(hc, rest)
+	case "awk":
+		return c.awk(hc, rest)
 	case "expr":
 		return exitStatus(expr(out, errw, rest))
 	case "ip":

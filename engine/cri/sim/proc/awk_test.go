@@ -1,0 +1,42 @@
+package proc
+
+import "testing"
+
+func TestAwk(t *testing.T) {
+	fsys := container(t)
+	// The Container Runtime blackbox spec's script counts its restarts
+	// in a file; each run appends a line (its first runs exit 1, then 0).
+	restarts := `f=/data/restartCount
+count=$(echo 'hello' >> $f ; wc -l $f | awk {'print $1'})
+if [ $count -eq 1 ]; then
+	exit 1
+fi
+if [ $count -eq 2 ]; then
+	exit 0
+fi
+exit 3`
+	for i, want := range []int{1, 0, 3} {
+		if code, _, stderr := run(t, fsys, false, "sh", "-c", restarts); code != want {
+			t.Errorf("run %d of the restart-count script: exit %d (%s), want %d", i+1, code, stderr, want)
+		}
+	}
+	for _, tc := range []struct {
+		script         string
+		code           int
+		stdout, stderr string
+	}{
+		{`printf 'a b c\nd e f\n' | awk '{print $1}'`, 0, "a\nd\n", ""},
+		{`printf 'a  b\tc\n' | awk '{ print $3, $1 }'`, 0, "c a\n", ""},
+		{`printf 'x:y:z\n' | awk -F: '{print $2}'`, 0, "y\n", ""},
+		{`printf 'x y\n' | awk '{print NR, NF, $0, $9}'`, 0, "1 2 x y \n", ""},
+		{`printf 'x y\n' | awk '{print}'`, 0, "x y\n", ""},
+		{`printf 'x\n' | awk '{print $1"-"NR}'`, 2, "", "awk: only fields, NR, NF and strings are simulated in print, not \"$1\\\"-\\\"NR\"\n"},
+		{`awk '/x/ {print}'`, 2, "", "awk: only a { print ... } action is simulated, not \"/x/ {print}\"\n"},
+		{`awk '{print $1}' /data/none`, 1, "", "awk: can't open '/data/none': No such file or directory\n"},
+	} {
+		code, stdout, stderr := run(t, fsys, false, "sh", "-c", tc.script)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("%s: exit %d, %q, %q; want %d, %q, %q", tc.script, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
