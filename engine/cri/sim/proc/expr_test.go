@@ -119,6 +119,7 @@ func TestJobScripts(t *testing.T) {
 		{failOncePerIndex, "2", 0},  // finds it
 		{failOncePerIndex, "1", 42},
 		{"exit $(( $RANDOM / 16384 ))", "0", -1}, // 0 or 1
+		{`[ "$RANDOM" -ge 0 ] && [ "$RANDOM" -le 32767 ]`, "0", 0},
 		{"exit 1", "0", 1},
 	} {
 		var out, errw bytes.Buffer
