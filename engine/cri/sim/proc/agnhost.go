@@ -81,7 +81,8 @@ type service struct {
 // (registry.k8s.io/e2e-test-images/agnhost, test/images/agnhost) that
 // the conformance specs read back: the servers serve-hostname, netexec,
 // porter, test-webserver and liveness on the ports and with the answers
-// of agnhost 2.x; pause (the image's default command), mounttest,
+// of agnhost 2.x; webhook and crd-conversion-webhook with upstream's own
+// handlers (webhook.go); pause (the image's default command), mounttest,
 // entrypoint-tester, dns-suffix and dns-server-list. Any other
 // subcommand is taken for a server, as an unknown command is. argv is
 // the whole command line.
@@ -106,6 +107,10 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 	case "test-webserver":
 		port := fs.Int("port", 80, "Port number.")
 		build = func() ([]service, error) { return []service{{port: *port, handler: c.fileServer()}}, nil }
+	case "webhook":
+		build = c.admissionServer(fs, webhookMux)
+	case "crd-conversion-webhook":
+		build = c.admissionServer(fs, crdConversionMux)
 	case "liveness":
 		build = func() ([]service, error) { return liveness(), nil }
 	case "pause":
