@@ -54,7 +54,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 		Env: env, Mounts: mounts, Security: proc.Security{Privileged: sec.GetPrivileged(), NoNewPrivs: sec.GetNoNewPrivs(),
 			AddCaps: sec.GetCapabilities().GetAddCapabilities(), DropCaps: sec.GetCapabilities().GetDropCapabilities()},
 		UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty(),
-		Resources: cfg.GetLinux().GetResources()})
+		Resources: cfg.GetLinux().GetResources(), Sysctls: sc.GetLinux().GetSysctls()})
 	if err != nil {
 		return "", criError(err)
 	}

@@ -246,7 +246,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	r.containers[id] = &container{
 		status: ContainerStatus{ID: id, Name: cfg.Name, State: StateCreated, CreatedAt: r.clock.Now(),
 			Image: cfg.Image, ImageID: img.RepoDigest},
-		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot).WithImage(cfg.Image).WithResources(cfg.Resources), uid: cfg.UID, gid: cfg.GID, sec: cfg.Security, dir: cfg.WorkingDir, stdio: stdio,
+		sandbox: sandboxID, key: key, prog: prog, env: environ(cfg.Env), fs: proc.NewFS(cfg.Mounts, cfg.ReadOnlyRoot).WithImage(cfg.Image).WithResources(cfg.Resources).WithSysctls(cfg.Sysctls, cfg.Security.Privileged), uid: cfg.UID, gid: cfg.GID, sec: cfg.Security, dir: cfg.WorkingDir, stdio: stdio,
 		image: cfg.Image, host: sb.cfg.Hostname, net: cfg.Net,
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}

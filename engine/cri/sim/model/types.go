@@ -51,6 +51,9 @@ type ContainerConfig struct {
 	UID, GID int64
 	// Security is its privileged flag, no_new_privs and capabilities.
 	Security proc.Security
+	// Sysctls are its pod's sysctls (CRI's LinuxPodSandboxConfig.Sysctls):
+	// its /proc/sys files show them.
+	Sysctls map[string]string
 	// ReadOnlyRoot makes its root file system read-only.
 	ReadOnlyRoot bool
 	// WorkingDir is its processes' working directory ("/" when empty).

@@ -83,7 +83,7 @@ type service struct {
 // porter, test-webserver and liveness on the ports and with the answers
 // of agnhost 2.x; webhook and crd-conversion-webhook with upstream's own
 // handlers (webhook.go); pause (the image's default command), mounttest,
-// entrypoint-tester, dns-suffix and dns-server-list. Any other
+// entrypoint-tester, etc-hosts, dns-suffix and dns-server-list. Any other
 // subcommand is taken for a server, as an unknown command is. argv is
 // the whole command line.
 func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv []string) error {
@@ -128,6 +128,8 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 	case "entrypoint-tester":
 		fmt.Fprintf(hc.Stdout, "%v\n", argv)
 		return nil
+	case "etc-hosts":
+		return exitStatus(etcHosts(c.p.FS, hc.Stdout, hc.Stderr))
 	case "dns-suffix", "dns-server-list":
 		rc := readResolvConf(c.p.FS)
 		list := rc.search

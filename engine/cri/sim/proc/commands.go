@@ -79,6 +79,8 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		return c.awk(hc, rest)
 	case "expr":
 		return exitStatus(expr(out, errw, rest))
+	case "sysctl":
+		return exitStatus(c.sysctl(hc, rest))
 	case "ip":
 		if code, ok := ipChange(errw, c.p.Security, c.p.UID, rest); ok {
 			return exitStatus(code)

@@ -42,6 +42,8 @@ type FS struct {
 	// readOnly: the container's root file system is read-only
 	// (readOnlyRootFilesystem); its mounts keep their own modes.
 	readOnly bool
+	// procSysReadOnly: /proc/sys is read-only (see WithSysctls).
+	procSysReadOnly bool
 
 	mu    sync.Mutex
 	files map[string]*memFile // the in-memory layer, by clean absolute path
@@ -113,7 +115,7 @@ func (f *FS) Open(name string, flag int, perm os.FileMode) (io.ReadWriteCloser, 
 	if name == "/dev/null" {
 		return nullFile{}, nil
 	}
-	if f.readOnly && flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
+	if f.readOnlyAt(name) && flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EROFS}
 	}
 	f.mu.Lock()
