@@ -68,11 +68,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		}
 		return c.each(hc, name, files, func(r io.Reader) error { return headTail(out, r, n, name == "tail") })
 	case "wc":
-		return c.each(hc, name, operands(rest), func(r io.Reader) error {
-			b, err := io.ReadAll(r)
-			fmt.Fprintln(out, strings.Count(string(b), "\n"))
-			return err
-		})
+		return c.wc(hc, rest)
 	case "grep":
 		return c.grep(hc, rest)
 	case "awk":
