@@ -28,16 +28,40 @@ func hostMounts(cfg Config) (mount.Interface, subpath.Interface, hostutil.HostUt
 }
 
 // hostUtil is kubemark's fake host utilities, except that it reads the
-// mode and existence of a path for real: the kubelet reads them to make a
-// subPath directory inside a volume, which lives in the kubelet's real
-// root directory (the fake's "not implemented" failed such containers, and
-// its empty filesystem had the kubelet make a directory over a ConfigMap
-// key's file).
+// mode, type and existence of a path for real: the kubelet reads them to
+// make a subPath directory inside a volume, which lives in the kubelet's
+// real root directory (the fake's "not implemented" failed such
+// containers, and its empty filesystem had the kubelet make a directory
+// over a ConfigMap key's file), and the hostPath plugin to check a
+// volume's type on the node's host file system.
 type hostUtil struct{ *hostutil.FakeHostUtil }
 
 // PathExists reports whether path exists (a symbolic link: its target),
 // as upstream's host utilities do.
 func (hostUtil) PathExists(path string) (bool, error) { return mount.PathExists(path) }
+
+// GetFileType returns what path is (Directory, File, Socket, CharDevice,
+// BlockDevice), as upstream's Linux host utilities do (its others say
+// "unsupported"): the hostPath plugin checks a volume's type with it.
+func (hostUtil) GetFileType(path string) (hostutil.FileType, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	switch m := st.Mode(); {
+	case m.IsDir():
+		return hostutil.FileTypeDirectory, nil
+	case m.IsRegular():
+		return hostutil.FileTypeFile, nil
+	case m&os.ModeSocket != 0:
+		return hostutil.FileTypeSocket, nil
+	case m&os.ModeCharDevice != 0:
+		return hostutil.FileTypeCharDev, nil
+	case m&os.ModeDevice != 0:
+		return hostutil.FileTypeBlockDev, nil
+	}
+	return "", fmt.Errorf("%s is of an unknown file type", path)
+}
 
 // GetMode returns the permissions of path.
 func (hostUtil) GetMode(path string) (os.FileMode, error) {

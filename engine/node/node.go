@@ -63,6 +63,12 @@ type Config struct {
 	Spec nodes.Spec
 	// Dir is the kubelet's root directory (pods, volumes, plugins).
 	Dir string
+	// HostDir is a simulated node's host file system (RealContainers
+	// false): its pods' hostPath volumes are there (HostDir/data for a
+	// hostPath /data), made and checked by the kubelet as on a real node,
+	// never on the machine's own paths (see hostPathPlugins). Empty: the
+	// directory host in Dir.
+	HostDir string
 	// KubeConfig reaches the API server as system:node:<name>.
 	KubeConfig *rest.Config
 	// Runtime and Images are the container runtime the kubelet drives.
@@ -203,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		CAdvisorInterface:         newMachine(name, cfg.Spec.Capacity),
 		ContainerManager:          newContainerManager(cfg.Spec.Capacity),
 		OSInterface:               osInterface(cfg.RealContainers),
-		VolumePlugins:             volumePlugins(),
+		VolumePlugins:             volumePlugins(hostDir(cfg, dir)),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
 		Mounter:                   mounter,
 		Subpather:                 subpather,
@@ -236,6 +242,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	started = true
 	context.AfterFunc(ctx, release)
 	return &Node{Name: name, Address: addr, Port: port, dir: dir, real: cfg.RealContainers}, nil
+}
+
+// hostDir is the host file system of cfg's node, whose kubelet's root
+// directory is dir: cfg.HostDir, or host in dir; "" for a node of real
+// containers, whose host is the machine.
+func hostDir(cfg Config, dir string) string {
+	switch {
+	case cfg.RealContainers:
+		return ""
+	case cfg.HostDir != "":
+		return cfg.HostDir
+	}
+	return filepath.Join(dir, "host")
 }
 
 // osInterface is what the kubelet uses for files: the real one for real
@@ -329,12 +348,11 @@ func closeFor(d *connrotation.Dialer, period time.Duration) {
 }
 
 // volumePlugins are the volume types a node mounts: the ones that only
-// write files under the kubelet's root directory, hostPath, which leaves
-// the host alone (hostPathPlugins), and image volumes, which the runtime
-// mounts (containerd does; the simulated runtime's pods see no files in
-// them).
-func volumePlugins() []volume.VolumePlugin {
-	p := hostPathPlugins()
+// write files under the kubelet's root directory, hostPath, on the node's
+// host file system hostDir (hostPathPlugins), and image volumes, which the
+// runtime mounts.
+func volumePlugins(hostDir string) []volume.VolumePlugin {
+	p := hostPathPlugins(hostDir)
 	p = append(p, emptydir.ProbeVolumePlugins()...)
 	p = append(p, secret.ProbeVolumePlugins()...)
 	p = append(p, configmap.ProbeVolumePlugins()...)

@@ -33,8 +33,9 @@ import (
 type Config struct {
 	// Nodes to run a kubelet for.
 	Nodes []nodes.Spec
-	// DataDir holds each node's kubelet root directory (kubelet/NODE) and
-	// its runtime's files (runtime/NODE, cri.Config.Dir).
+	// DataDir holds each node's kubelet root directory (kubelet/NODE), its
+	// runtime's files (runtime/NODE, cri.Config.Dir) and, for a simulated
+	// node, its host file system (host/NODE, node.Config.HostDir).
 	DataDir string
 	// Tracer receives the node-side stage events and holds the faults the
 	// nodes follow; nil runs every kubelet straight on its runtime, with no
@@ -149,8 +150,8 @@ func (s *Set) startKubelet(ctx context.Context, i int, rt nodeRuntime) (*node.No
 	if err != nil {
 		return nil, err
 	}
-	c := node.Config{Spec: n, Dir: filepath.Join(s.cfg.DataDir, "kubelet", n.Name), KubeConfig: cred.KubeConfig,
-		Runtime: rt.Runtime, Images: rt.Images, ServingCert: cred.ServingCert, ClientCAFile: cred.ClientCAFile,
+	c := node.Config{Spec: n, Dir: filepath.Join(s.cfg.DataDir, "kubelet", n.Name), HostDir: filepath.Join(s.cfg.DataDir, "host", n.Name),
+		KubeConfig: cred.KubeConfig, Runtime: rt.Runtime, Images: rt.Images, ServingCert: cred.ServingCert, ClientCAFile: cred.ClientCAFile,
 		NodeIP: cred.NodeIP, MaxContainerRestartPeriod: s.cfg.MaxContainerRestartPeriod, RealContainers: rt.RealContainers,
 		ClusterDNS: s.cfg.ClusterDNS, Tracing: s.cfg.Tracing, TracerProvider: rt.tracerProvider, Mounts: rt.mounts}
 	if rt.hooks != nil {
