@@ -108,6 +108,7 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 		port := fs.Int("port", 80, "Port number.")
 		build = func() ([]service, error) { return []service{{port: *port, handler: c.fileServer()}}, nil }
 	case "webhook":
+		fs.String("sidecar-image", "", "Image to be used as the injected sidecar")
 		build = c.admissionServer(fs, webhookMux)
 	case "crd-conversion-webhook":
 		build = c.admissionServer(fs, crdConversionMux)

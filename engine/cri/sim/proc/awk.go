@@ -96,10 +96,11 @@ func awkValue(item, line string, fields []string, nr int) string {
 		return strconv.Itoa(nr)
 	case item == "NF":
 		return strconv.Itoa(len(fields))
-	case item == "$0":
-		return line
 	case strings.HasPrefix(item, "$"):
 		n, _ := strconv.Atoi(item[1:])
+		if n == 0 { // $0, $00, $+0
+			return line
+		}
 		if n <= len(fields) {
 			return fields[n-1]
 		}

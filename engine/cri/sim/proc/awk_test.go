@@ -30,6 +30,7 @@ exit 3`
 		{`printf 'x:y:z\n' | awk -F: '{print $2}'`, 0, "y\n", ""},
 		{`printf 'x y\n' | awk '{print NR, NF, $0, $9}'`, 0, "1 2 x y \n", ""},
 		{`printf 'x y\n' | awk '{print}'`, 0, "x y\n", ""},
+		{`printf 'x y\n' | awk '{print $00, $+0}' | cat`, 0, "x y x y\n", ""},
 		{`printf 'x\n' | awk '{print $1"-"NR}'`, 2, "", "awk: only fields, NR, NF and strings are simulated in print, not \"$1\\\"-\\\"NR\"\n"},
 		{`awk '/x/ {print}'`, 2, "", "awk: only a { print ... } action is simulated, not \"/x/ {print}\"\n"},
 		{`awk '{print $1}' /data/none`, 1, "", "awk: can't open '/data/none': No such file or directory\n"},

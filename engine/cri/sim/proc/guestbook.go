@@ -57,8 +57,8 @@ func (c *commands) guestbook(ctx context.Context, hc interp.HandlerContext, args
 		g.log.printf("listen tcp: lookup tcp/%s: unknown port", *httpPort)
 		return interp.ExitStatus(1)
 	}
-	return c.serveExiting(ctx, hc, func(ctx context.Context, exit func(int)) []service {
-		go g.register(ctx, *replicaOf, exit)
+	register := func(ctx context.Context, exit func(int)) { g.register(ctx, *replicaOf, exit) }
+	return c.serveExiting(ctx, hc, register, func(exit func(int)) []service {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/register", g.registerHandler)
 		mux.HandleFunc("/get", g.getHandler)
@@ -80,7 +80,8 @@ func (g *guestbookServer) register(ctx context.Context, primary string, exit fun
 		g.log.printf(format+" Retrying in %s.", append(a, guestbookRetry)...)
 		return g.c.p.Sleep(ctx, guestbookRetry) == nil
 	}
-	for start := time.Now(); time.Since(start) < guestbookRegisterTimeout; {
+	// The time counts on the runtime's clock, the one retry sleeps on.
+	for waited := time.Duration(0); waited < guestbookRegisterTimeout; waited += guestbookRetry {
 		primaryIP := g.c.resolve(ctx, primary)
 		host, err := g.localIP(ctx, primary, primaryIP)
 		if err != nil {

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"embed"
 	"net"
 	"path"
@@ -63,7 +64,7 @@ func imageFiles(image string) map[string][]byte {
 func (f *FS) addImage(image, dir string) {
 	now := time.Now()
 	for name, data := range imageFiles(image) {
-		f.files[path.Join(dir, name)] = &memFile{data: data, modTime: now}
+		f.files[path.Join(dir, name)] = &memFile{data: bytes.Clone(data), modTime: now} // each container writes its own copy
 	}
 	if dir != "/" {
 		f.files[dir] = &memFile{dir: true, modTime: now}

@@ -60,14 +60,14 @@ func (c *commands) nettest(ctx context.Context, hc interp.HandlerContext, args [
 		return interp.ExitStatus(1)
 	}
 	s := &nettestState{Hostname: c.p.Hostname, StillContactingPeers: true}
-	go func() {
+	search := func(ctx context.Context, _ func(int)) {
 		if c.p.Sleep(ctx, nettestSearch) == nil {
 			s.mu.Lock()
 			s.StillContactingPeers = false
 			s.mu.Unlock()
 		}
-	}()
-	return c.serveExiting(ctx, hc, func(_ context.Context, exit func(int)) []service {
+	}
+	return c.serveExiting(ctx, hc, search, func(exit func(int)) []service {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/quit", func(http.ResponseWriter, *http.Request) { exit(0) })
 		mux.HandleFunc("/read", s.read)
@@ -134,11 +134,13 @@ func (s *nettestState) appendErr(err error) {
 	}
 }
 
-// serveExiting serves what services builds until ctx ends or the program
-// exits: services gets the process's context and exit, which ends the
-// process with a status (as agnhost's os.Exit and log.Fatal do from a
-// handler or a goroutine).
-func (c *commands) serveExiting(ctx context.Context, hc interp.HandlerContext, services func(ctx context.Context, exit func(status int)) []service) error {
+// serveExiting serves what services builds, and runs background (when
+// not nil) beside it, until ctx ends or the program exits: both get exit,
+// which ends the process with a status (as agnhost's os.Exit and
+// log.Fatal do from a handler or a goroutine), and background gets the
+// process's context, which ends with it. The process returns once
+// background has.
+func (c *commands) serveExiting(ctx context.Context, hc interp.HandlerContext, background func(ctx context.Context, exit func(status int)), services func(exit func(status int)) []service) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var status atomic.Int32
@@ -148,7 +150,13 @@ func (c *commands) serveExiting(ctx context.Context, hc interp.HandlerContext, s
 			cancel()
 		}
 	}
-	err := c.serve(ctx, hc, services(ctx, exit))
+	var wg sync.WaitGroup
+	if background != nil {
+		wg.Go(func() { background(ctx, exit) })
+	}
+	err := c.serve(ctx, hc, services(exit))
+	cancel()
+	wg.Wait()
 	switch code := status.Load(); code {
 	case -1:
 		return err

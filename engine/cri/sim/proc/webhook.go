@@ -94,12 +94,14 @@ func readyz(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok"
 // admissionServer is agnhost webhook (mux webhookMux) or
 // crd-conversion-webhook (crdConversionMux): HTTPS on --port (443) with
 // the pair --tls-cert-file and --tls-private-key-file name, which must be
-// readable (upstream's exits at once without them).
+// readable (upstream's exits at once without them). webhook's
+// --sidecar-image is accepted and not used: upstream's handler reads it
+// from a global of the package, so /mutating-pods-sidecar answers that no
+// image was given (no conformance spec calls it).
 func (c *commands) admissionServer(fs *pflag.FlagSet, mux func() *http.ServeMux) func() ([]service, error) {
 	certFile := fs.String("tls-cert-file", "", "File containing the default x509 Certificate for HTTPS.")
 	keyFile := fs.String("tls-private-key-file", "", "File containing the default x509 private key matching --tls-cert-file.")
 	port := fs.Int("port", 443, "Secure port that the webhook listens on")
-	fs.String("sidecar-image", "", "Image to be used as the injected sidecar")
 	klogFlags(fs)
 	return func() ([]service, error) {
 		for _, f := range []string{*certFile, *keyFile} {
