@@ -58,6 +58,13 @@ func TestContainerStatusReportsItsResources(t *testing.T) {
 // in a pod of its own on a new simulated runtime, its image pulled.
 func runContainer(t *testing.T, cfg *runtimeapi.ContainerConfig) (*Runtime, string) {
 	t.Helper()
+	return runContainerIn(t, &runtimeapi.PodSandboxConfig{}, cfg)
+}
+
+// runContainerIn is runContainer in a pod of sb's settings (its metadata
+// and log directory are runContainer's).
+func runContainerIn(t *testing.T, sb *runtimeapi.PodSandboxConfig, cfg *runtimeapi.ContainerConfig) (*Runtime, string) {
+	t.Helper()
 	ctx := context.Background()
 	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", Seed: 1, Speed: func() float64 { return cri.MaxSpeed }})
 	if err != nil {
@@ -71,7 +78,7 @@ func runContainer(t *testing.T, cfg *runtimeapi.ContainerConfig) (*Runtime, stri
 			}
 		}
 	}
-	sb := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "u1"}, LogDirectory: t.TempDir()}
+	sb.Metadata, sb.LogDirectory = &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "u1"}, t.TempDir()
 	sandbox, err := r.RunPodSandbox(ctx, sb, "")
 	if err != nil {
 		t.Fatal(err)
