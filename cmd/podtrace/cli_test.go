@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -78,6 +79,9 @@ func TestVersionAndCompletion(t *testing.T) {
 // TestCommandLineErrors: one line on stderr, exit 1, for mistakes cobra
 // and pflag catch.
 func TestCommandLineErrors(t *testing.T) {
+	// A command that fails leaves no temporary data dir behind.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -100,6 +104,9 @@ func TestCommandLineErrors(t *testing.T) {
 			code := execute(context.Background(), tt.args, &stdout, &stderr)
 			if code != 1 || !strings.HasPrefix(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
 				t.Fatalf("exit %d, stderr %q, want one line starting %q", code, stderr.String(), tt.want)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) > 0 {
+				t.Errorf("left %s in the temporary directory", left[0].Name())
 			}
 		})
 	}
