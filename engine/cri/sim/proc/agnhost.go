@@ -126,6 +126,8 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 		return c.logsGenerator(ctx, hc, args[1:])
 	case "mounttest":
 		return c.mounttest(ctx, hc, args[1:])
+	case "test-service-account-issuer-discovery":
+		return c.oidcDiscovery(ctx, hc, args[1:])
 	case "entrypoint-tester":
 		fmt.Fprintf(hc.Stdout, "%v\n", argv)
 		return nil
