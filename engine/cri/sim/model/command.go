@@ -46,10 +46,11 @@ var shellImages = []string{"busybox", "alpine", "ubuntu", "debian", "bash", "fed
 //   - a command runs as engine/cri/sim/proc runs it: shell scripts
 //     interpreted, common commands simulated against the container's files
 //     and environment, any other command a server that runs until stopped;
-//   - no command: agnhost's image (and kitten's and nautilus's, built on
-//     it) runs its entrypoint /agnhost with the arguments, or with its own
-//     command when there are none ("pause"; kitten's and nautilus's
-//     "test-webserver");
+//   - no command: an image the simulation knows (proc.ImageConfig) runs
+//     its entrypoint with the arguments, or with its own command when
+//     there are none: agnhost's image (and kitten's and nautilus's, built
+//     on it) /agnhost with "pause" (kitten's and nautilus's
+//     "test-webserver"), nonewprivs' nnp;
 //     other images run the arguments;
 //   - no command: shell images (busybox, alpine, ubuntu, ...) exit 0 at once,
 //     every other image runs its server until stopped.
@@ -67,18 +68,16 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 		}
 		return program{steps: []step{{op: "sleep", d: d}, {op: "exit", code: code}}}, nil
 	}
-	base := proc.ImageBase(image)
-	if cmd, ok := agnhostImages[base]; ok && len(command) == 0 {
-		command = []string{"/agnhost"} // the image's entrypoint
+	if len(command) == 0 {
+		entrypoint, cmd := proc.ImageConfig(image)
+		command = entrypoint
 		if len(args) == 0 {
-			args = []string{cmd} // and its command
+			args = cmd
 		}
-	}
-	if len(command) == 0 && len(args) == 0 && base == "nonewprivs" {
-		args = []string{"nnp"} // the image's command
 	}
 	argv := append(append([]string{}, command...), args...)
 	if len(argv) == 0 {
+		base := proc.ImageBase(image)
 		for _, s := range shellImages {
 			if base == s {
 				return program{steps: []step{{op: "exit", code: 0}}, ignoresTerm: true}, nil

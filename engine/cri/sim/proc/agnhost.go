@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"path"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,22 +32,6 @@ type Network interface {
 	ListenPacket(port int) ([]net.PacketConn, error)
 }
 
-// imageCommands are the programs beyond busybox's that an image has, by
-// its repository's name: agnhost's image (test/images/agnhost's
-// Dockerfile) has dig and curl; the DNS specs' glibc-dns-testing
-// (Debian's dnsutils) and jessie-dnsutils have dig.
-var imageCommands = map[string][]string{
-	"agnhost":           {"agnhost", "dig", "curl"},
-	"kitten":            {"agnhost", "dig", "curl"}, // agnhost's image with a picture
-	"nautilus":          {"agnhost", "dig", "curl"},
-	"glibc-dns-testing": {"dig"},
-	"jessie-dnsutils":   {"dig"},
-	"dnsutils":          {"dig"},
-	"curl":              {"curl"},
-	"netshoot":          {"dig", "curl"},
-	"nonewprivs":        {"nnp"},
-}
-
 // WithImage adds to f the files of image that the simulation knows (see
 // imageFiles). It returns f.
 func (f *FS) WithImage(image string) *FS {
@@ -56,14 +39,6 @@ func (f *FS) WithImage(image string) *FS {
 	defer f.mu.Unlock()
 	f.addImage(image, "/")
 	return f
-}
-
-// imageHas reports whether the container's image has the program name.
-func (c *commands) imageHas(name string) bool { return imageHas(c.p.Image, name) }
-
-// imageHas reports whether image has the program name.
-func imageHas(image, name string) bool {
-	return slices.Contains(imageCommands[ImageBase(image)], name)
 }
 
 // A service is one socket a simulated server answers on: over TCP with
