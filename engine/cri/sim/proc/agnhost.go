@@ -71,6 +71,7 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 	}
 	fs := pflag.NewFlagSet("agnhost "+args[0], pflag.ContinueOnError)
 	fs.SetOutput(hc.Stderr)
+	klogFlags(fs)
 	var build func() ([]service, error)
 	switch args[0] {
 	case "serve-hostname":
@@ -94,13 +95,13 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 		<-ctx.Done()
 		return ctx.Err()
 	case "nettest":
-		return c.nettest(ctx, hc, args[1:])
+		return c.nettest(ctx, hc, fs, args[1:])
 	case "guestbook":
-		return c.guestbook(ctx, hc, args[1:])
+		return c.guestbook(ctx, hc, fs, args[1:])
 	case "logs-generator":
-		return c.logsGenerator(ctx, hc, args[1:])
+		return c.logsGenerator(ctx, hc, fs, args[1:])
 	case "mounttest":
-		return c.mounttest(ctx, hc, args[1:])
+		return c.mounttest(ctx, hc, fs, args[1:])
 	case "test-service-account-issuer-discovery":
 		return c.oidcDiscovery(ctx, hc, args[1:])
 	case "entrypoint-tester":
@@ -128,6 +129,20 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 		return interp.ExitStatus(1)
 	}
 	return c.serve(ctx, hc, services)
+}
+
+// klogFlags accepts the logging flags every agnhost command has (klog's,
+// which upstream's agnhost registers on its root command and the e2e
+// specs pass: --alsologtostderr, -v=4), and ignores them: the simulated
+// process shares podtrace's logger.
+func klogFlags(fs *pflag.FlagSet) {
+	for _, name := range []string{"alsologtostderr", "logtostderr", "add_dir_header", "one_output", "skip_headers", "skip_log_headers"} {
+		fs.Bool(name, false, "klog's (ignored)")
+	}
+	for _, name := range []string{"vmodule", "log_dir", "log_file", "log_file_max_size", "stderrthreshold", "log_backtrace_at"} {
+		fs.String(name, "", "klog's (ignored)")
+	}
+	fs.StringP("v", "v", "0", "klog's verbosity (ignored)")
 }
 
 // logger writes log lines as Go's log package does (agnhost's), from

@@ -188,6 +188,8 @@ func TestAgnhostServers(t *testing.T) {
 		// The image's entrypoint with netexec's defaults: HTTP 8080, UDP 8081.
 		{[]string{"/agnhost-2", "netexec"}, nil, 2, []check{{"http", 8080, "/hostname", "200 backend-1"}, {"udp", 8081, "hostname", "backend-1"}},
 			"Started UDP server on port  8081\n"},
+		// klog's flags, which every agnhost subcommand accepts.
+		{[]string{"/agnhost", "netexec", "--alsologtostderr", "-v=4"}, nil, 2, []check{{"http", 8080, "/hostname", "200 backend-1"}}, ""},
 		{[]string{"/agnhost", "porter"}, []string{"SERVE_PORT_160=foo", "SERVE_TLS_PORT_443=tls foo", "SERVE_UDP_PORT_162=bar"}, 3, []check{
 			{"http", 160, "/", "200 foo"}, {"https", 443, "/", "200 tls foo"}, {"udp", 162, "x", "bar"}}, ""},
 		// Healthy for its first 10 seconds.

@@ -42,9 +42,7 @@ type guestbookServer struct {
 // own pod address as host) and takes its store; the primary then passes
 // each /set on to its replicas. A replica that cannot register within
 // 15 s exits 1.
-func (c *commands) guestbook(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	fs := pflag.NewFlagSet("agnhost guestbook", pflag.ContinueOnError)
-	fs.SetOutput(hc.Stderr)
+func (c *commands) guestbook(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
 	httpPort := fs.String("http-port", "80", "HTTP Listen Port")
 	backendPort := fs.String("backend-port", "6379", "Backend's HTTP Listen Port")
 	replicaOf := fs.String("replicaof", "", "The host's name to register to")

@@ -21,6 +21,7 @@ func TestLogsGenerator(t *testing.T) {
 	}{
 		{[]string{"--log-lines-total", "100", "--run-duration", "20s"}, 0, 100, 20 * time.Second, ""},
 		{[]string{"-t", "4", "-d", "1s"}, 0, 4, time.Second, ""},
+		{[]string{"--alsologtostderr", "-v=4", "-t", "2", "-d", "1s"}, 0, 2, time.Second, ""}, // klog's flags
 		{[]string{"--run-duration", "1s"}, 255, 0, 0, "logs_generator.go:64] Invalid total number of lines: 0\n"},
 		{[]string{"-t", "3"}, 255, 0, 0, "logs_generator.go:68] Invalid duration: 0s\n"},
 	} {

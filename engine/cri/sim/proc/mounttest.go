@@ -28,9 +28,7 @@ const tmpfsMagic = 0x01021994
 // their modes, then prints the file system type, mode, permissions, owner
 // and content of the files its flags name, in agnhost's words, and exits
 // 1 if any failed. The volumes' conformance specs read its output.
-func (c *commands) mounttest(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	fs := pflag.NewFlagSet("agnhost mounttest", pflag.ContinueOnError)
-	fs.SetOutput(hc.Stderr)
+func (c *commands) mounttest(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
 	str := func(name string) *string { return fs.String(name, "", "") }
 	fsType, mode, perm, owner := str("fs_type"), str("file_mode"), str("file_perm"), str("file_owner")
 	newFiles := map[os.FileMode]*string{0o644: str("new_file_0644"), 0o666: str("new_file_0666"), 0o660: str("new_file_0660"), 0o777: str("new_file_0777")}

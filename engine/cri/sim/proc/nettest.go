@@ -43,9 +43,7 @@ const nettestSearch = 5*time.Minute + 15*5*time.Second
 // (agnhost asks the API server for --service's endpoints, which a
 // simulated pod cannot reach): it finds no peers, and /status says
 // running until the search would have given up, then fail.
-func (c *commands) nettest(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	fs := pflag.NewFlagSet("agnhost nettest", pflag.ContinueOnError)
-	fs.SetOutput(hc.Stderr)
+func (c *commands) nettest(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
 	port := fs.Int("port", 8080, "Port number to serve at.")
 	peers := fs.Int("peers", 8, "Must find at least this many peers for the test to pass.")
 	svcName := fs.String("service", "nettest", "Service to find other network test pods in.")

@@ -102,7 +102,6 @@ func (c *commands) admissionServer(fs *pflag.FlagSet, mux func() *http.ServeMux)
 	certFile := fs.String("tls-cert-file", "", "File containing the default x509 Certificate for HTTPS.")
 	keyFile := fs.String("tls-private-key-file", "", "File containing the default x509 private key matching --tls-cert-file.")
 	port := fs.Int("port", 443, "Secure port that the webhook listens on")
-	klogFlags(fs)
 	return func() ([]service, error) {
 		for _, f := range []string{*certFile, *keyFile} {
 			if _, err := readFile(c.p.FS, f); err != nil {
@@ -115,17 +114,4 @@ func (c *commands) admissionServer(fs *pflag.FlagSet, mux func() *http.ServeMux)
 		}
 		return []service{{port: *port, handler: mux(), tls: tlsConfig}}, nil
 	}
-}
-
-// klogFlags accepts the logging flags every agnhost command has (klog's,
-// which the e2e specs pass: --alsologtostderr, -v=4), and ignores them:
-// the simulated process shares podtrace's logger.
-func klogFlags(fs *pflag.FlagSet) {
-	for _, name := range []string{"alsologtostderr", "logtostderr", "add_dir_header", "one_output", "skip_headers", "skip_log_headers"} {
-		fs.Bool(name, false, "klog's (ignored)")
-	}
-	for _, name := range []string{"vmodule", "log_dir", "log_file", "log_file_max_size", "stderrthreshold", "log_backtrace_at"} {
-		fs.String(name, "", "klog's (ignored)")
-	}
-	fs.StringP("v", "v", "0", "klog's verbosity (ignored)")
 }
