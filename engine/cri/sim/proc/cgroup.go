@@ -9,9 +9,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// CgroupDir is where a container sees its own cgroup (v2, the unified
+// cgroupDir is where a container sees its own cgroup (v2, the unified
 // hierarchy), as containerd mounts it in a container's cgroup namespace.
-const CgroupDir = "/sys/fs/cgroup"
+const cgroupDir = "/sys/fs/cgroup"
 
 // cgroupDefaults are a new cgroup's files that runc writes from a
 // container's resources, as the kernel creates them: no CPU or memory
@@ -22,7 +22,7 @@ var cgroupDefaults = map[string]string{
 	"memory.max": "max",
 }
 
-// WithResources gives f its container's cgroup v2 files (CgroupDir's
+// WithResources gives f its container's cgroup v2 files (cgroupDir's
 // cpu.weight, cpu.max, memory.max and the unified files the kubelet
 // sets) as runc writes them from the CRI resources the container was
 // created with, and /proc/1/oom_score_adj. It returns f.
@@ -31,7 +31,7 @@ func (f *FS) WithResources(res *runtimeapi.LinuxContainerResources) *FS {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for name, v := range cgroupDefaults {
-		f.files[path.Join(CgroupDir, name)] = &memFile{data: []byte(v + "\n"), modTime: now}
+		f.files[path.Join(cgroupDir, name)] = &memFile{data: []byte(v + "\n"), modTime: now}
 	}
 	f.files["/proc/1/oom_score_adj"] = &memFile{data: []byte(strconv.FormatInt(res.GetOomScoreAdj(), 10) + "\n"), modTime: now}
 	f.applyResources(res, now)
@@ -50,13 +50,13 @@ func (f *FS) UpdateResources(res *runtimeapi.LinuxContainerResources) {
 // applyResources writes cgroupWrites' files; f.mu is held.
 func (f *FS) applyResources(res *runtimeapi.LinuxContainerResources, now time.Time) {
 	period := "100000"
-	if mf, ok := f.files[path.Join(CgroupDir, "cpu.max")]; ok {
+	if mf, ok := f.files[path.Join(cgroupDir, "cpu.max")]; ok {
 		if _, p, ok := strings.Cut(strings.TrimSpace(string(mf.data)), " "); ok {
 			period = p
 		}
 	}
 	for name, v := range cgroupWrites(res, period) {
-		f.files[path.Join(CgroupDir, name)] = &memFile{data: []byte(v + "\n"), modTime: now}
+		f.files[path.Join(cgroupDir, name)] = &memFile{data: []byte(v + "\n"), modTime: now}
 	}
 }
 

@@ -13,7 +13,7 @@ type mountEntry struct{ device, dir, fsType, opts string }
 
 // mountTable is what a container's /proc/mounts lists, as containerd
 // sets a container up: its root (read-only with readOnlyRootFilesystem),
-// /proc, /dev, /sys, its cgroup (v2) at CgroupDir, then the kubelet's
+// /proc, /dev, /sys, its cgroup (v2) at cgroupDir, then the kubelet's
 // mounts in the order the container sees them (a tmpfs the kubelet
 // recorded is tmpfs, any other the node's disk, shown as ext4; image
 // volumes are not listed).
@@ -29,7 +29,7 @@ func (f *FS) mountTable() []mountEntry {
 		{"proc", "/proc", "proc", "rw,nosuid,nodev,noexec,relatime"},
 		{"tmpfs", "/dev", "tmpfs", "rw,nosuid,size=65536k,mode=755"},
 		{"sysfs", "/sys", "sysfs", "ro,nosuid,nodev,noexec,relatime"},
-		{"cgroup", CgroupDir, "cgroup2", "ro,nosuid,nodev,noexec,relatime"},
+		{"cgroup", cgroupDir, "cgroup2", "ro,nosuid,nodev,noexec,relatime"},
 	}
 	for i := len(f.mounts) - 1; i >= 0; i-- { // f.mounts is longest path first
 		m := f.mounts[i]
