@@ -26,7 +26,7 @@ func TestContainerSeesItsPodsSysctls(t *testing.T) {
 		{"privileged write", true, "sysctl -q -w kernel.shm_rmid_forced=0; sysctl -n kernel.shm_rmid_forced", "0\n"},
 	} {
 		sb := &runtimeapi.PodSandboxConfig{Linux: &runtimeapi.LinuxPodSandboxConfig{Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"}}}
-		r, id := runContainerIn(t, sb, &runtimeapi.ContainerConfig{Image: &runtimeapi.ImageSpec{Image: "busybox:1.36"},
+		r, id := runContainerIn(t, sb, &runtimeapi.ContainerConfig{Image: &runtimeapi.ImageSpec{Image: "busybox:1.36"}, Command: []string{"sleep", "3600"},
 			Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{Privileged: tc.privileged}}})
 		out, _, err := r.ExecSync(ctx, id, []string{"sh", "-c", tc.script}, time.Minute)
 		if err != nil || string(out) != tc.want {
