@@ -166,7 +166,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if err == nil && cfg.hostBridges() && e.dnsServers != nil {
 		err = e.hostDNS(ctx, cfg)
 	}
-	if err == nil && cfg.hostBridges() {
+	if err == nil {
 		err = e.hostAPI(ctx, cfg)
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/upstream"
 )
@@ -121,13 +122,18 @@ func hostAPIAddress(cfg Config) string {
 	return ""
 }
 
-// hostAPI forwards the API server's port on the first node's gateway
-// (hostAPIAddress, on its bridge once the nodes run) to kube-apiserver on
-// loopback, so that the kubernetes Service's endpoint answers, as a control
-// plane node's address does; a kubeadm node's kube-apiserver listens on
-// every address instead.
+// hostAPI forwards the API server's port on the address it advertises
+// (the first node's gateway, hostAPIAddress, on its bridge once the nodes
+// run; in a pod network namespace controlplane.AdvertiseAddress, local
+// there) to kube-apiserver on loopback, so that the kubernetes Service's
+// endpoint answers, as a control plane node's address does; a kubeadm
+// node's kube-apiserver listens on every address instead.
 func (e *Engine) hostAPI(ctx context.Context, cfg Config) error {
 	gw := hostAPIAddress(cfg)
+	inside := gw == "" && podnet.Inside()
+	if inside {
+		gw = controlplane.AdvertiseAddress
+	}
 	if gw == "" {
 		return nil
 	}
@@ -136,6 +142,10 @@ func (e *Engine) hostAPI(ctx context.Context, cfg Config) error {
 		return err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(gw, u.Port()))
+	if err != nil && inside { // kube-apiserver advertises no endpoint there (see controlplane's advertise)
+		klog.InfoS("Pods do not reach the API server at the kubernetes Service", "err", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("the kubernetes Service's endpoint: %w", err)
 	}
