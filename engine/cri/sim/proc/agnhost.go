@@ -103,7 +103,7 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 	case "mounttest":
 		return c.mounttest(ctx, hc, fs, args[1:])
 	case "test-service-account-issuer-discovery":
-		return c.oidcDiscovery(ctx, hc, args[1:])
+		return c.oidcDiscovery(ctx, hc, fs, args[1:])
 	case "entrypoint-tester":
 		fmt.Fprintf(hc.Stdout, "%v\n", argv)
 		return nil

@@ -35,10 +35,9 @@ var errOIDCFatal = errors.New("fatal")
 // the service account's bearer token), then as an external issuer. It
 // logs as upstream does and exits 0 when the token is valid for
 // --audience, 1 otherwise. Its connections go through the container's
-// resolver and the pod's network (resolve, dial).
-func (c *commands) oidcDiscovery(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	fs := pflag.NewFlagSet("agnhost test-service-account-issuer-discovery", pflag.ContinueOnError)
-	fs.SetOutput(hc.Stderr)
+// resolver and the pod's network (resolve, dial). fs is agnhost's flag
+// set for it.
+func (c *commands) oidcDiscovery(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
 	tokenPath := fs.String("token-path", "", "Path to read service account token from.")
 	audience := fs.String("audience", "", "Audience to check on received token.")
 	if err := fs.Parse(args); err != nil {

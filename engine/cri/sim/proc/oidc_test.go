@@ -131,7 +131,7 @@ func TestServiceAccountIssuerDiscovery(t *testing.T) {
 				{ContainerPath: "/var/run/secrets/tokens", HostPath: tokens, ReadOnly: true}}, false).WithImage(agnhostImage)
 			var stderr strings.Builder
 			code, err := Run(t.Context(), Process{Argv: []string{"/agnhost", "test-service-account-issuer-discovery",
-				"--token-path", "/var/run/secrets/tokens/sa-token", "--audience", "oidc-discovery-test"},
+				"--token-path", "/var/run/secrets/tokens/sa-token", "--audience", "oidc-discovery-test", "--v=4"},
 				Env: []string{"KUBERNETES_SERVICE_HOST=" + host, "KUBERNETES_SERVICE_PORT=" + port}, FS: fsys,
 				Stderr: &stderr, Image: agnhostImage})
 			if err != nil || code != tc.wantCode {
