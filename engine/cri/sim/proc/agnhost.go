@@ -55,10 +55,12 @@ type service struct {
 // agnhost runs the subcommands of Kubernetes' e2e test image
 // (registry.k8s.io/e2e-test-images/agnhost, test/images/agnhost) that
 // the conformance specs read back: the servers serve-hostname, netexec,
-// porter, test-webserver and liveness on the ports and with the answers
-// of agnhost 2.x; webhook and crd-conversion-webhook with upstream's own
-// handlers (webhook.go); pause (the image's default command), mounttest,
-// entrypoint-tester, etc-hosts, dns-suffix and dns-server-list. Any other
+// porter, test-webserver, liveness, nettest, guestbook and
+// logs-generator on the ports and with the answers of agnhost 2.x;
+// webhook and crd-conversion-webhook with upstream's own handlers
+// (webhook.go); test-service-account-issuer-discovery (oidc.go); pause
+// (the image's default command), mounttest, entrypoint-tester, etc-hosts,
+// dns-suffix and dns-server-list. Any other
 // subcommand is taken for a server, as an unknown command is. argv is
 // the whole command line.
 func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv []string) error {
