@@ -24,6 +24,12 @@ func TestPrivileges(t *testing.T) {
 		{"ALL added, NET_ADMIN dropped", "busybox", ipLinkAdd, 0, Security{AddCaps: []string{"ALL"}, DropCaps: []string{"NET_ADMIN"}}, "", "ip: RTNETLINK answers: Operation not permitted\n"},
 		{"privileged, not root", "busybox", ipLinkAdd, 1000, Security{Privileged: true}, "", "ip: RTNETLINK answers: Operation not permitted\n"},
 		{"exit status", "busybox", "ip -4 route replace default via 10.0.0.1; echo $?", 0, Security{}, "2\n", "ip: RTNETLINK answers: Operation not permitted\n"},
+		// busybox's ip link set uses ioctls (outputs of busybox 1.35 as nobody).
+		{"link set down", "busybox", "ip link set eth0 down; echo $?", 0, Security{}, "2\n", "ip: SIOCSIFFLAGS: Operation not permitted\n"},
+		{"link set up, already up", "busybox", "ip link set dev lo up; echo $?", 0, Security{}, "0\n", ""},
+		{"link set mtu", "busybox", "ip link set eth0 mtu 1400 up; echo $?", 0, Security{}, "2\n", "ip: SIOCSIFMTU: Operation not permitted\n"},
+		{"link set mtu, privileged", "busybox", "ip link set eth0 mtu 1400; echo $?", 0, Security{Privileged: true}, "0\n", ""},
+		{"addr flush", "busybox", "ip addr flush dev eth0; echo $?", 0, Security{}, "1\n", "ip: can't send flush request: Operation not permitted\n"},
 		// nnp is set-user-ID root: it runs as root unless no_new_privs.
 		{"escalation allowed", nonewprivs, "nnp", 1000, Security{}, "Effective uid: 0\n", ""},
 		{"escalation refused", nonewprivs, "nnp", 1000, Security{NoNewPrivs: true}, "Effective uid: 1000\n", ""},
@@ -39,7 +45,7 @@ func TestPrivileges(t *testing.T) {
 }
 
 func TestIPShowIsNotSimulated(t *testing.T) {
-	for _, args := range [][]string{{"addr"}, {"a", "show"}, {"route", "get", "1.1.1.1"}, {"link", "list"}, {"neigh", "add"}} {
+	for _, args := range [][]string{{"addr"}, {"a", "show"}, {"route", "get", "1.1.1.1"}, {"link", "list"}, {"addr", "s"}, {"neigh", "add"}} {
 		if _, ok := ipChange(&bytes.Buffer{}, Security{}, 0, args); ok {
 			t.Errorf("ip %q: simulated, want not", args)
 		}
