@@ -12,6 +12,10 @@ import (
 // first in the expression or a group, ^ and $ anchor only at its ends, and
 // + ? | ( ) { } are literal. Back-references (\1) and word boundaries
 // (\< \>), which Go's regexp lacks, are refused.
+//
+// As in the C locale a container runs in, it matches bytes, not UTF-8
+// characters (`expr é : .` is 1): each byte of the pattern stands for the
+// rune of its value, so match it against breBytes(s).
 func compileBRE(pattern string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("(?s)") // . matches a newline, as without REG_NEWLINE
@@ -47,7 +51,7 @@ func compileBRE(pattern string) (*regexp.Regexp, error) {
 		case c == '.' || c == '*':
 			b.WriteByte(c)
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			b.WriteString(regexp.QuoteMeta(string(rune(c))))
 		}
 		first = false
 	}
@@ -76,7 +80,7 @@ func breEscape(c byte) (string, error) {
 	if c >= '1' && c <= '9' {
 		return "", errors.New("back-references are not simulated")
 	}
-	return regexp.QuoteMeta(string(c)), nil
+	return regexp.QuoteMeta(string(rune(c))), nil
 }
 
 // breAtEnd reports whether rest follows a $ that anchors: nothing, or the
@@ -111,14 +115,33 @@ func breBracket(s string) (string, int, error) {
 			if s[i+1] == ':' {
 				b.WriteString("[:" + inner + ":]")
 			} else {
-				b.WriteString(regexp.QuoteMeta(inner))
+				b.WriteString(regexp.QuoteMeta(breBytes(inner)))
 			}
 			i += 2 + end + 1
 		case c == '\\' || c == '[' || c == ']':
 			b.WriteString(`\` + string(c))
 		default:
-			b.WriteByte(c)
+			b.WriteRune(rune(c))
 		}
 	}
 	return "", 0, errors.New("Unmatched [, [^, [:, [., or [=")
+}
+
+// breBytes turns each byte of s into the rune of its value, as
+// compileBRE's expressions match.
+func breBytes(s string) string {
+	r := make([]rune, len(s))
+	for i := 0; i < len(s); i++ {
+		r[i] = rune(s[i])
+	}
+	return string(r)
+}
+
+// breUnbytes undoes breBytes.
+func breUnbytes(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		b = append(b, byte(r))
+	}
+	return string(b)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // expr evaluates its arguments as busybox's expr does (coreutils/expr.c):
@@ -281,6 +282,7 @@ func (e *exprEval) colon(sv, pv exprValue) (exprValue, error) {
 	if err != nil {
 		return exprValue{}, fmt.Errorf("bad regex '%s': %v", pattern, err)
 	}
+	s = breBytes(s)
 	m := re.FindStringSubmatchIndex(s)
 	switch {
 	case m == nil || m[0] != 0:
@@ -289,7 +291,7 @@ func (e *exprEval) colon(sv, pv exprValue) (exprValue, error) {
 		}
 		return exprInt(0), nil
 	case re.NumSubexp() > 0 && m[2] >= 0:
-		return exprString(s[m[2]:m[3]]), nil
+		return exprString(breUnbytes(s[m[2]:m[3]])), nil
 	}
-	return exprInt(int64(m[1])), nil
+	return exprInt(int64(utf8.RuneCountInString(s[:m[1]]))), nil
 }

@@ -47,6 +47,11 @@ func TestExpr(t *testing.T) {
 		{`abcdef : x\(.*\)`, 1, "", ""},
 		{`foo.txt : .*\.\(txt\)$`, 0, "txt", ""},
 		{"a+b : a+b", 0, "3", ""},
+		// Bytes, as busybox 1.35 matches in the C locale.
+		{"é : é", 0, "2", ""},
+		{"héllo : h.", 0, "2", ""},
+		{`héllo : h\(..\)`, 0, "é", ""},
+		{"é : [é]*", 0, "2", ""},
 		{`aaa : a\{2\}`, 0, "2", ""},
 		{`abc : [[:alpha:]]*`, 0, "3", ""},
 		{`a]b : []a]*`, 0, "2", ""},
