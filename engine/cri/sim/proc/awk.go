@@ -60,16 +60,17 @@ func validAwkItem(item string) bool {
 }
 
 // run prints each input line's items, separated by a space, fields split
-// on runs of blanks (or on sep when it is not empty).
+// on runs of blanks (when sep is "" or " ", as awk's default FS) or on sep.
 func (p awkProgram) run(out io.Writer, in io.Reader, sep string) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for nr := 1; sc.Scan(); nr++ {
 		line := sc.Text()
 		var fields []string
-		if sep == "" {
+		switch {
+		case sep == "" || sep == " ":
 			fields = strings.Fields(line)
-		} else {
+		case line != "": // an empty line has no fields
 			fields = strings.Split(line, sep)
 		}
 		if len(p.items) == 0 {
@@ -109,6 +110,36 @@ func awkValue(item, line string, fields []string, nr int) string {
 	return strings.Trim(item, `"`)
 }
 
+// awkEscapes are the backslash escapes busybox's awk reads in -F's
+// separator (unescape_string_in_place), besides octal \NNN.
+var awkEscapes = map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'a': '\a', 'b': '\b', 'f': '\f', 'v': '\v', '\\': '\\', '"': '"', '/': '/'}
+
+// awkUnescape unescapes s as busybox's awk does -F's argument: -F '\t'
+// splits on tabs. Other escaped characters stand for themselves.
+func awkUnescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		n := 0
+		for n < 3 && i+n < len(s) && s[i+n] >= '0' && s[i+n] <= '7' {
+			n++
+		}
+		if v, err := strconv.ParseUint(s[i:i+n], 8, 8); n > 0 && err == nil {
+			b.WriteByte(byte(v))
+			i += n - 1
+		} else if c, ok := awkEscapes[s[i]]; ok {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
 // awk is busybox's awk for the programs awkProgram knows: awk [-F SEP]
 // PROGRAM [FILE...]. Any other program fails with exit status 2, as a
 // syntax error does, saying it is not simulated.
@@ -120,6 +151,7 @@ func (c *commands) awk(hc interp.HandlerContext, args []string) error {
 		} else {
 			sep, args = args[0][2:], args[1:]
 		}
+		sep = awkUnescape(sep)
 	}
 	if len(args) == 0 {
 		fmt.Fprintln(hc.Stderr, "awk: no program")

@@ -28,6 +28,11 @@ exit 3`
 		{`printf 'a b c\nd e f\n' | awk '{print $1}'`, 0, "a\nd\n", ""},
 		{`printf 'a  b\tc\n' | awk '{ print $3, $1 }'`, 0, "c a\n", ""},
 		{`printf 'x:y:z\n' | awk -F: '{print $2}'`, 0, "y\n", ""},
+		// -F as busybox 1.35 reads it.
+		{`printf 'a b\n\n  c  d \n' | awk -F ' ' '{print NF}'`, 0, "2\n0\n2\n", ""},
+		{`printf 'a\tb c\n\n' | awk -F '\t' '{print NF, $2}'`, 0, "2 b c\n0 \n", ""},
+		{`printf 'a:b\n\n' | awk -F: '{print NF}'`, 0, "2\n0\n", ""},
+		{`printf 'aAb\n' | awk -F'\101' '{print NF}'`, 0, "2\n", ""},
 		{`printf 'x y\n' | awk '{print NR, NF, $0, $9}'`, 0, "1 2 x y \n", ""},
 		{`printf 'x y\n' | awk '{print}'`, 0, "x y\n", ""},
 		{`printf 'x y\n' | awk '{print $00, $+0}' | cat`, 0, "x y x y\n", ""},
