@@ -49,6 +49,11 @@ type Config struct {
 	Speed func() float64
 	// Dir is where the runtime may keep the node's files.
 	Dir string
+	// HostDir, for a simulated node, is its host file system under
+	// podtrace's data dir, where its kubelet's hostPath volumes are (the
+	// node's node.Config.HostDir); empty for a node whose host is the
+	// machine.
+	HostDir string
 	// StateFile, when set, is where the runtime keeps its records across
 	// restarts, as a node finds its containers after a reboot.
 	StateFile string

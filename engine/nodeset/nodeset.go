@@ -143,6 +143,9 @@ func Start(ctx context.Context, cfg Config) (*Set, error) {
 	return s, nil
 }
 
+// hostDir is node name's host file system when it is simulated.
+func (s *Set) hostDir(name string) string { return filepath.Join(s.cfg.DataDir, "host", name) }
+
 // startKubelet starts node i's kubelet on rt.
 func (s *Set) startKubelet(ctx context.Context, i int, rt nodeRuntime) (*node.Node, error) {
 	n := s.cfg.Nodes[i]
@@ -150,7 +153,7 @@ func (s *Set) startKubelet(ctx context.Context, i int, rt nodeRuntime) (*node.No
 	if err != nil {
 		return nil, err
 	}
-	c := node.Config{Spec: n, Dir: filepath.Join(s.cfg.DataDir, "kubelet", n.Name), HostDir: filepath.Join(s.cfg.DataDir, "host", n.Name),
+	c := node.Config{Spec: n, Dir: filepath.Join(s.cfg.DataDir, "kubelet", n.Name), HostDir: s.hostDir(n.Name),
 		KubeConfig: cred.KubeConfig, Runtime: rt.Runtime, Images: rt.Images, ServingCert: cred.ServingCert, ClientCAFile: cred.ClientCAFile,
 		NodeIP: cred.NodeIP, MaxContainerRestartPeriod: s.cfg.MaxContainerRestartPeriod, RealContainers: rt.RealContainers,
 		ClusterDNS: s.cfg.ClusterDNS, Tracing: s.cfg.Tracing, TracerProvider: rt.tracerProvider, Mounts: rt.mounts}

@@ -45,7 +45,7 @@ func (s *Set) newRuntime(ctx context.Context, i int) (nodeRuntime, error) {
 	dir := filepath.Join(s.cfg.DataDir, "runtime")
 	mounts := node.NewMounts()
 	cfg := cri.Config{Name: n.Name, PodCIDR: n.PodCIDR, Seed: s.cfg.Seed + int64(i), Speed: s.cfg.Speed,
-		Dir: filepath.Join(dir, n.Name), KubeletTracerProvider: tp, Mounts: mounts.Type}
+		Dir: filepath.Join(dir, n.Name), HostDir: s.hostDir(n.Name), KubeletTracerProvider: tp, Mounts: mounts.Type}
 	if s.cfg.KeepState {
 		cfg.StateFile = filepath.Join(dir, n.Name+".json")
 	}

@@ -88,6 +88,7 @@ func TestRuntimeFactory(t *testing.T) {
 	}
 	n := got[1]
 	if n.Name != "node-2" || n.Seed != 8 || n.Dir != filepath.Join(dir, "runtime", "node-2") || n.StateFile != "" ||
+		n.HostDir != filepath.Join(dir, "host", "node-2") ||
 		len(n.Routes) != 1 || n.Observer == nil || n.KubeletTracerProvider == nil || n.NewTracerProvider != nil {
 		t.Errorf("node-2's runtime config %+v", n)
 	}

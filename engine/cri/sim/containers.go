@@ -40,6 +40,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 		cm = append(cm[:len(cm):len(cm)], m)
 	}
 	for _, m := range cm {
+		if err := r.makeMountSource(m.GetHostPath()); err != nil {
+			return "", status.Error(codes.Unknown, err.Error())
+		}
 		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly(),
 			Type: r.mountType(m.GetHostPath()), Image: imageRef(m.GetImage())})
 	}

@@ -24,7 +24,7 @@ var _ cri.Factory = NewNode
 // again). With a StateFile it saves its records every 2 s until ctx ends,
 // and at Close.
 func NewNode(ctx context.Context, cfg cri.Config) (cri.Node, error) {
-	c := Config{Node: cfg.Name, PodCIDR: cfg.PodCIDR, Seed: cfg.Seed, Speed: cfg.Speed, Dir: cfg.Dir, StateFile: cfg.StateFile,
+	c := Config{Node: cfg.Name, PodCIDR: cfg.PodCIDR, Seed: cfg.Seed, Speed: cfg.Speed, Dir: cfg.Dir, HostDir: cfg.HostDir, StateFile: cfg.StateFile,
 		Mounts: cfg.Mounts}
 	// The runtime's own CRI spans, as containerd 2.x sends them (none
 	// without a tracing block).

@@ -85,6 +85,11 @@ type Config struct {
 	// sandboxes and containers across restarts, as containerd keeps its
 	// metadata (see Save).
 	StateFile string
+	// HostDir, when set, is the node's host file system under podtrace's
+	// data dir (cri.Config's HostDir): a container's bind mount whose
+	// source below it is missing gets it made as a directory, as
+	// containerd makes it; nothing is made elsewhere.
+	HostDir string
 	// Dir, when set, is where the runtime keeps each sandbox's files (its
 	// resolv.conf), as containerd keeps them in its state directory;
 	// without one, containers get no /etc/resolv.conf.
