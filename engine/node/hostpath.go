@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -104,3 +105,38 @@ func (hostLeftAlone) SetUp(volume.MounterArgs) error { return nil }
 
 // SetUpAt does nothing to the host.
 func (hostLeftAlone) SetUpAt(string, volume.MounterArgs) error { return nil }
+
+// seedHost gives a simulated node's host file system, hostDir (nothing
+// for "": the machine's), what a kind node's has before any pod: /tmp,
+// writable by all with the sticky bit, and /etc/hosts, the one the
+// kubelet gives the node's host-network pods (the machine's, which the
+// kubelet mounts from its constant path), so that a pod mounting the
+// hostPath /etc/hosts reads what they read. What is there already stays.
+func seedHost(hostDir string) error {
+	if hostDir == "" {
+		return nil
+	}
+	tmp := filepath.Join(hostDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, os.ModeSticky|0o777); err != nil {
+		return err
+	}
+	hosts := filepath.Join(hostDir, "etc", "hosts")
+	if _, err := os.Stat(hosts); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(etcHostsPath)
+	if err != nil {
+		b = []byte("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n") // no such file here (macOS has one)
+	}
+	if err := os.MkdirAll(filepath.Dir(hosts), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(hosts, b, 0o644)
+}
+
+// etcHostsPath is the file the kubelet mounts as a host-network pod's
+// /etc/hosts (pkg/kubelet's etcHostsPath, a constant on Linux).
+const etcHostsPath = "/etc/hosts"

@@ -187,3 +187,35 @@ func TestHostPathStaysOnTheNode(t *testing.T) {
 		t.Error("a hostPath persistent volume is not on the node")
 	}
 }
+
+// A simulated node's host starts as a kind node's: a world-writable /tmp
+// with the sticky bit, and the /etc/hosts its host-network pods see (the
+// KubeletManagedEtcHosts spec mounts the hostPath /etc/hosts and compares).
+func TestSeedHost(t *testing.T) {
+	dir := t.TempDir()
+	if err := seedHost(dir); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "tmp"))
+	if err != nil || st.Mode()&(os.ModeSticky|os.ModePerm) != os.ModeSticky|0o777 {
+		t.Errorf("/tmp: %v %v, want drwxrwxrwt", st.Mode(), err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "etc", "hosts"))
+	want, werr := os.ReadFile("/etc/hosts")
+	if err != nil || len(got) == 0 || (werr == nil && string(got) != string(want)) {
+		t.Errorf("/etc/hosts = %q, %v; want the machine's", got, err)
+	}
+	// What a pod wrote there stays across a restart.
+	if err := os.WriteFile(filepath.Join(dir, "etc", "hosts"), []byte("10.0.0.1 mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := seedHost(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "etc", "hosts")); string(got) != "10.0.0.1 mine\n" {
+		t.Errorf("a restart replaced /etc/hosts: %q", got)
+	}
+	if err := seedHost(""); err != nil {
+		t.Errorf("a node of real containers: %v", err)
+	}
+}

@@ -196,6 +196,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
+	if err := seedHost(hostDir(cfg, dir)); err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
 	tracker := kubeletutil.NewPodStartupLatencyTracker()
 	if cfg.Tracker != nil {
 		tracker = cfg.Tracker(tracker)

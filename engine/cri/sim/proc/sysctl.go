@@ -203,10 +203,15 @@ func (s sysctlRun) act(setting string) int {
 	if writing {
 		flag = os.O_WRONLY | os.O_TRUNC
 	}
-	r, err := s.c.p.FS.Open(file, flag, 0o644)
-	if err == nil && writing && s.c.p.UID != 0 {
-		r.Close()
-		err = fs.ErrPermission // /proc/sys's files are root's
+	var r io.ReadWriteCloser
+	var err error
+	if writing && s.c.p.UID != 0 {
+		// /proc/sys's files are root's: refused before anything changes.
+		if _, err = s.c.p.FS.Stat(file); err == nil {
+			err = fs.ErrPermission
+		}
+	} else {
+		r, err = s.c.p.FS.Open(file, flag, 0o644)
 	}
 	if err != nil {
 		verb := "read"

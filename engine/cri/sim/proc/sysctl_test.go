@@ -34,6 +34,7 @@ func TestSysctl(t *testing.T) {
 		{"echo unprivileged", "echo 0 > /proc/sys/kernel/shm_rmid_forced", 0, false, 1, "", "sh: can't create /proc/sys/kernel/shm_rmid_forced: Read-only file system\n"},
 		{"-w privileged", "sysctl -w kernel.shm_rmid_forced=0 && sysctl -n kernel.shm_rmid_forced", 0, true, 0, "kernel.shm_rmid_forced = 0\n0\n", ""},
 		{"-w privileged, not root", "sysctl -w kernel.shm_rmid_forced=0", 1000, true, 1, "", ""},
+		{"a refused write changes nothing", "sysctl -w kernel.shm_rmid_forced=0; sysctl -n kernel.shm_rmid_forced", 1000, true, 0, "1\n", ""},
 		{"-w unknown, privileged", "sysctl -w kernel.nope=1", 0, true, 1, "", "sysctl: error: 'kernel.nope' is an unknown key\n"},
 		{"-w without a value", "sysctl -w kernel.shm_rmid_forced", 0, true, 1, "", "sysctl: error: 'kernel.shm_rmid_forced' must be of the form name=value\n"},
 		{"-q", "sysctl -q -w kernel.shm_rmid_forced=0", 0, true, 0, "", ""},
