@@ -158,6 +158,9 @@ func TestAttachRecordAndReplay(t *testing.T) {
 	for sc.Scan() {
 		line := sc.Text()
 		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == "▶" { // the selected row
+			f = f[1:]
+		}
 		switch {
 		case len(f) > 2 && strings.HasPrefix(f[0], "web-") && !strings.HasPrefix(f[1], "1/") && !strings.HasPrefix(f[1], "2/"):
 			webRows++
