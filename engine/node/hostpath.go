@@ -91,9 +91,16 @@ type nodeHostPath struct {
 // its errors as the pod names it ("/data is not a directory").
 func (m nodeHostPath) SetUp(args volume.MounterArgs) error {
 	if err := m.Mounter.SetUp(args); err != nil {
-		return errors.New(strings.ReplaceAll(err.Error(), m.hostDir, ""))
+		return errors.New(asPodNamesIt(err.Error(), m.hostDir))
 	}
 	return nil
+}
+
+// asPodNamesIt puts the host path a pod named back in msg, for its
+// mapped path under hostDir: hostDir/data is /data, hostDir itself "/".
+func asPodNamesIt(msg, hostDir string) string {
+	msg = strings.ReplaceAll(msg, hostDir+string(filepath.Separator), "/")
+	return strings.ReplaceAll(msg, hostDir, "/")
 }
 
 // hostLeftAlone is a hostPath mounter that neither checks nor creates the

@@ -219,3 +219,15 @@ func TestSeedHost(t *testing.T) {
 		t.Errorf("a node of real containers: %v", err)
 	}
 }
+
+// Errors name the path as the pod named it, the host's root included.
+func TestErrorsNameThePodsPath(t *testing.T) {
+	for _, tc := range []struct{ msg, want string }{
+		{"hostPath type check failed: /d/host/node-1/var/run/thing is not a directory", "hostPath type check failed: /var/run/thing is not a directory"},
+		{"hostPath type check failed: /d/host/node-1 is not a file", "hostPath type check failed: / is not a file"},
+	} {
+		if got := asPodNamesIt(tc.msg, "/d/host/node-1"); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
