@@ -15,10 +15,6 @@ import (
 	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
-// maxLogLines bounds the log lines a container keeps in memory (its log
-// file, which the CRI runtime writes, keeps them all).
-const maxLogLines = 1000
-
 // maxLineBytes is where a line without its end is logged in parts:
 // containerd's default (max_container_log_line_size).
 const maxLineBytes = 16 << 10
@@ -149,11 +145,5 @@ func (w *logWriter) flush() {
 
 func (w *logWriter) line(text string, partial bool) {
 	line := LogLine{Time: w.r.clock.Now(), Stream: w.stream, Text: strings.TrimSuffix(text, "\r"), Partial: partial}
-	w.r.mu.Lock()
-	w.c.logs = append(w.c.logs, line)
-	if len(w.c.logs) > maxLogLines {
-		w.c.logs = append(w.c.logs[:0], w.c.logs[len(w.c.logs)-maxLogLines:]...)
-	}
-	w.r.mu.Unlock()
 	w.r.logged(w.c.status.ID, line)
 }

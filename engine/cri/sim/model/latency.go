@@ -25,9 +25,6 @@ var DefaultLatency = Latency{
 	PullBase: 300 * time.Millisecond, PullBytesPerSec: 25e6, Jitter: 0.2,
 }
 
-// ZeroLatency makes every operation instant.
-var ZeroLatency = Latency{}
-
 // model turns operations into durations. Durations depend only on the seed
 // and the operation's key (say "create/default/web-1/app/0"), never on the
 // order calls arrive in, so one seed repeats a run exactly even though pods

@@ -46,7 +46,6 @@ type Runtime struct {
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
 	images     map[string]Image // normalized ref → image
-	subs       []*subscriber
 	// gen counts the changes to sandboxes, containers' states and images
 	// (see Generation).
 	gen uint64
@@ -83,7 +82,6 @@ type container struct {
 	host    string        // its pod's host name
 	net     proc.Network  // where its servers listen
 	stdio   *stdio        // its process's input and terminal, and the attached clients
-	logs    []LogLine     // the latest maxLogLines
 	stop    chan struct{} // closed when the container is stopped
 	exited  chan struct{} // closed when it has exited
 }
@@ -206,20 +204,6 @@ func (r *Runtime) PullImage(ctx context.Context, image string, auth *AuthConfig)
 	return img, nil
 }
 
-// ImageStatus returns the cached image, or nil when it is not on the node.
-func (r *Runtime) ImageStatus(_ context.Context, image string) (*Image, error) {
-	ref, err := parseReference(image)
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if img, ok := r.images[ref.String()]; ok {
-		return &img, nil
-	}
-	return nil, nil
-}
-
 // CreateContainer prepares a container from cfg after the create latency.
 func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg ContainerConfig) (string, error) {
 	r.mu.Lock()
@@ -252,7 +236,6 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg Con
 	}
 	r.gen++
 	r.mu.Unlock()
-	r.publish(ContainerEvent{ContainerID: id, SandboxID: sandboxID, State: StateCreated, Time: r.clock.Now()})
 	return id, nil
 }
 
@@ -275,9 +258,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	}
 	c.status.State, c.status.StartedAt = StateRunning, now
 	r.gen++
-	sb := c.sandbox
 	r.mu.Unlock()
-	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateRunning, Time: now})
 	go r.run(c)
 	return nil
 }
@@ -365,9 +346,7 @@ func (r *Runtime) exit(c *container, code int) {
 	}
 	close(c.exited)
 	r.gen++
-	id, sb := c.status.ID, c.sandbox
 	r.mu.Unlock()
-	r.publish(ContainerEvent{ContainerID: id, SandboxID: sb, State: StateExited, Time: now})
 }
 
 // StopContainer sends SIGTERM: most programs exit 0 after the stop latency;
@@ -433,17 +412,6 @@ func (r *Runtime) ContainerStatus(_ context.Context, id string) (ContainerStatus
 	return c.status, nil
 }
 
-// ContainerLogs returns the container's log lines.
-func (r *Runtime) ContainerLogs(_ context.Context, id string) ([]LogLine, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.containers[id]
-	if !ok {
-		return nil, fmt.Errorf("container %q: %w", id, ErrNotFound)
-	}
-	return append([]LogLine(nil), c.logs...), nil
-}
-
 // Restore puts images pulled before a restart back on the node, as
 // containerd's content store keeps them across a reboot.
 func (r *Runtime) Restore(imgs ...Image) {
@@ -453,26 +421,6 @@ func (r *Runtime) Restore(imgs ...Image) {
 		r.images[img.Ref] = img
 	}
 	r.gen++
-}
-
-// Preload puts images on the node without pulling, as if pulled before.
-func (r *Runtime) Preload(refs ...string) error {
-	for _, s := range refs {
-		ref, err := parseReference(s)
-		if err != nil {
-			return fmt.Errorf("preload %q: %w", s, err)
-		}
-		size := catalogue()[ref.Name()].size
-		if size == 0 {
-			size = hashSize(ref.Name())
-		}
-		r.mu.Lock()
-		r.images[ref.String()] = Image{Ref: ref.String(), ID: digestOf("config:" + ref.String()),
-			RepoDigest: ref.Name() + "@" + digestOf("manifest:"+ref.String()), Size: size}
-		r.gen++
-		r.mu.Unlock()
-	}
-	return nil
 }
 
 // Images returns the images on the node.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestLatencyDeterministic(t *testing.T) {
 	if d < 360*time.Millisecond || d > 440*time.Millisecond {
 		t.Fatalf("sandbox latency %v outside ±10%%", d)
 	}
-	z := model{Latency: ZeroLatency}
+	z := model{}
 	if z.pull(72_955_450, "p") != 0 || z.scale(z.Sandbox, "s") != 0 {
 		t.Fatal("zero latency is not zero")
 	}
@@ -59,7 +60,7 @@ func TestLatencySpeed(t *testing.T) {
 }
 
 func TestPullErrors(t *testing.T) {
-	zero := ZeroLatency
+	zero := Latency{}
 	r := New(Config{Clock: testingclock.NewFakeClock(time.Now()), Latency: &zero})
 	ctx := context.Background()
 	tests := []struct {
@@ -92,10 +93,14 @@ func TestPullErrors(t *testing.T) {
 			t.Errorf("pull %s: got %v, want %q", tt.image, err, tt.want)
 		}
 	}
-	if st, _ := r.ImageStatus(ctx, "docker.io/library/nginx:1.27"); st == nil || st.Size != 72_955_450 {
-		t.Fatalf("nginx not cached: %+v", st)
+	cached := map[string]int64{}
+	for _, img := range r.Images() {
+		cached[img.Ref] = img.Size
 	}
-	if st, _ := r.ImageStatus(ctx, "redis"); st != nil {
+	if cached["docker.io/library/nginx:1.27"] != 72_955_450 {
+		t.Fatalf("nginx not cached: %v", cached)
+	}
+	if _, ok := cached["docker.io/library/redis:latest"]; ok {
 		t.Fatal("redis cached without a pull")
 	}
 }
@@ -120,12 +125,33 @@ func waitTimer(t *testing.T, clk *testingclock.FakeClock) {
 	})
 }
 
+// logged collects the lines each container writes, by container ID.
+type logged struct {
+	mu    sync.Mutex
+	lines map[string][]string
+}
+
+func (l *logged) add(id string, line LogLine) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lines == nil {
+		l.lines = map[string][]string{}
+	}
+	l.lines[id] = append(l.lines[id], line.Text)
+}
+
+func (l *logged) of(id string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines[id], "|")
+}
+
 func TestContainerProgram(t *testing.T) {
-	zero := ZeroLatency
+	zero := Latency{}
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	r := New(Config{Clock: clk, Latency: &zero, Node: "n1"})
+	var logs logged
+	r := New(Config{Clock: clk, Latency: &zero, Node: "n1", OnLog: logs.add})
 	ctx := context.Background()
-	events := r.Events(ctx)
 	sb, err := r.RunPodSandbox(ctx, SandboxConfig{Namespace: "default", Name: "p", UID: "u"})
 	if err != nil {
 		t.Fatal(err)
@@ -154,21 +180,8 @@ func TestContainerProgram(t *testing.T) {
 	if st.ExitCode != 3 || st.Reason != "Error" || st.FinishedAt.Sub(st.StartedAt) != 5*time.Second {
 		t.Fatalf("exit: %+v", st)
 	}
-	logs, _ := r.ContainerLogs(ctx, id)
-	if len(logs) != 1 || logs[0].Text != "hello" {
-		t.Fatalf("logs %+v", logs)
-	}
-	var states []State
-	for len(states) < 3 {
-		select {
-		case e := <-events:
-			states = append(states, e.State)
-		case <-time.After(2 * time.Second):
-			t.Fatalf("events so far %v", states)
-		}
-	}
-	if states[0] != StateCreated || states[1] != StateRunning || states[2] != StateExited {
-		t.Fatalf("events %v", states)
+	if got := logs.of(id); got != "hello" {
+		t.Fatalf("logs %q", got)
 	}
 }
 
@@ -223,9 +236,10 @@ func TestParseProgram(t *testing.T) {
 // TestContainerCommands runs commands as containers' processes: their
 // exit status, when they exit on the runtime's clock, and what they log.
 func TestContainerCommands(t *testing.T) {
-	zero := ZeroLatency
+	zero := Latency{}
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	r := New(Config{Clock: clk, Latency: &zero, Node: "n1"})
+	var logs logged
+	r := New(Config{Clock: clk, Latency: &zero, Node: "n1", OnLog: logs.add})
 	ctx := context.Background()
 	sb, err := r.RunPodSandbox(ctx, SandboxConfig{Namespace: "default", Name: "p", UID: "u"})
 	if err != nil {
@@ -258,24 +272,21 @@ func TestContainerCommands(t *testing.T) {
 		if st.ExitCode != tc.code || st.FinishedAt.Sub(st.StartedAt) != tc.d {
 			t.Errorf("%q: exit %d after %s, want %d after %s", tc.argv, st.ExitCode, st.FinishedAt.Sub(st.StartedAt), tc.code, tc.d)
 		}
-		logs, _ := r.ContainerLogs(ctx, id)
-		var lines []string
-		for _, l := range logs {
-			lines = append(lines, l.Text)
-		}
-		if got := strings.Join(lines, "|"); got != tc.logs {
+		if got := logs.of(id); got != tc.logs {
 			t.Errorf("%q: logs %q, want %q", tc.argv, got, tc.logs)
 		}
 	}
 }
 
 func TestStopContainer(t *testing.T) {
-	zero := ZeroLatency
+	zero := Latency{}
 	clk := testingclock.NewFakeClock(time.Now())
 	r := New(Config{Clock: clk, Latency: &zero})
 	ctx := context.Background()
 	sb, _ := r.RunPodSandbox(ctx, SandboxConfig{Name: "p"})
-	_ = r.Preload("nginx:1.27")
+	if _, err := r.PullImage(ctx, "nginx:1.27", nil); err != nil {
+		t.Fatal(err)
+	}
 	srv, _ := r.CreateContainer(ctx, sb, ContainerConfig{Name: "web", Image: "docker.io/library/nginx:1.27"})
 	sh, _ := r.CreateContainer(ctx, sb, ContainerConfig{Name: "sh", Image: "busybox", Command: []string{"sleep", "3600"}})
 	_ = r.StartContainer(ctx, srv)

@@ -113,11 +113,3 @@ type LogLine struct {
 	// CRI's log format tags it (P).
 	Partial bool
 }
-
-// ContainerEvent reports a container state change.
-type ContainerEvent struct {
-	ContainerID string
-	SandboxID   string
-	State       State
-	Time        time.Time
-}
