@@ -3,20 +3,21 @@ package proc
 import (
 	"bytes"
 	"embed"
-	"net"
 	"path"
-	"sync"
 	"time"
-
-	certutil "k8s.io/client-go/util/cert"
 )
 
-// webFiles are the files kitten's and nautilus's Dockerfiles add to
-// agnhost's image (test/images/kitten/html and test/images/nautilus/html
-// of Kubernetes v1.36.3): a picture and the data.json that names it.
+// upstreamFiles are files of upstream's images, copied from Kubernetes
+// v1.36.3 (k8s.io/kubernetes, under the Apache License 2.0, as the
+// module's LICENSE says): kitten.jpg and nautilus.jpg and the data.json
+// beside each, which kitten's and nautilus's Dockerfiles add to agnhost's
+// image (test/images/kitten/html, test/images/nautilus/html), and
+// localhost.crt and localhost.key, which agnhost's Dockerfile adds to its
+// root from test/images/agnhost/porter (a certificate for 127.0.0.1, ::1
+// and example.com, valid until 2084, and its key).
 //
 //go:embed imagefiles
-var webFiles embed.FS
+var upstreamFiles embed.FS
 
 // alpineOSRelease is /etc/os-release of Alpine 3.21, agnhost's base image
 // (test/images/agnhost/BASEIMAGE) and so kitten's and nautilus's.
@@ -28,12 +29,13 @@ HOME_URL="https://alpinelinux.org/"
 BUG_REPORT_URL="https://gitlab.alpinelinux.org/alpine/aports/-/issues"
 `
 
-// agnhostCert is the agnhost image's /localhost.crt and /localhost.key:
-// a certificate for 127.0.0.1 and ::1, made once.
-var agnhostCert = sync.OnceValues(func() ([2][]byte, error) {
-	cert, key, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, nil)
-	return [2][]byte{cert, key}, err
-})
+// agnhostCert is the agnhost image's /localhost.crt and /localhost.key
+// (upstream's, see upstreamFiles).
+func agnhostCert() (cert, key []byte) {
+	cert, _ = upstreamFiles.ReadFile("imagefiles/localhost.crt")
+	key, _ = upstreamFiles.ReadFile("imagefiles/localhost.key")
+	return cert, key
+}
 
 // imageFiles are the files of image that the simulation knows, by path (a
 // simulated image has no others): agnhost's and the images built on it
@@ -46,13 +48,11 @@ func imageFiles(image string) map[string][]byte {
 		return nil
 	}
 	files := map[string][]byte{"/etc/os-release": []byte(alpineOSRelease)}
-	if pair, err := agnhostCert(); err == nil {
-		files["/localhost.crt"], files["/localhost.key"] = pair[0], pair[1]
-	}
+	files["/localhost.crt"], files["/localhost.key"] = agnhostCert()
 	switch base := ImageBase(image); base {
 	case "kitten", "nautilus":
-		jpg, _ := webFiles.ReadFile("imagefiles/" + base + ".jpg")
-		data, _ := webFiles.ReadFile("imagefiles/" + base + ".json")
+		jpg, _ := upstreamFiles.ReadFile("imagefiles/" + base + ".jpg")
+		data, _ := upstreamFiles.ReadFile("imagefiles/" + base + ".json")
 		files["/"+base+".jpg"], files["/data.json"] = jpg, data
 	}
 	return files

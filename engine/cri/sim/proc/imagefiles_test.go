@@ -1,6 +1,10 @@
 package proc
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,6 +50,37 @@ func TestKittenAndNautilusServeTheirData(t *testing.T) {
 		}
 		if got := ask(t, n, "http", 80, "/"+tc.picture); !strings.HasPrefix(got, "200 \xff\xd8") { // a JPEG's start
 			t.Errorf("%s: GET /%s: %.20q, want a JPEG", tc.image, tc.picture, got)
+		}
+	}
+}
+
+// agnhost's image has upstream's /localhost.crt and /localhost.key
+// (porter's): a pair for 127.0.0.1 and ::1 from "Acme Co", the same in
+// every container, as a client that pins it expects.
+func TestAgnhostImageHasUpstreamsCertificate(t *testing.T) {
+	fsys := NewFS(nil, false).WithImage("registry.k8s.io/e2e-test-images/agnhost:2.63.0")
+	certPEM, err := readFile(fsys, "/localhost.crt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := readFile(fsys, "/localhost.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatalf("/localhost.crt and /localhost.key are not a pair: %v", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cert.Subject.Organization, []string{"Acme Co"}) || cert.NotAfter.Year() != 2084 {
+		t.Errorf("certificate of %v until %v, want upstream's (Acme Co, 2084)", cert.Subject.Organization, cert.NotAfter)
+	}
+	for _, ip := range []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback} {
+		if err := cert.VerifyHostname(ip.String()); err != nil {
+			t.Errorf("not valid for %s: %v", ip, err)
 		}
 	}
 }

@@ -260,8 +260,8 @@ func (c *commands) shellHandler(ctx context.Context, w http.ResponseWriter, r *h
 }
 
 // tlsConfig serves the certificate and key of the container's files
-// certFile and keyFile, or where it has none, one for 127.0.0.1 and ::1
-// (the agnhost image's /localhost.crt).
+// certFile and keyFile, or where it has none, the agnhost image's own
+// (upstream's /localhost.crt, for 127.0.0.1 and ::1).
 func (c *commands) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 	var certPEM, keyPEM []byte
 	var err error
@@ -271,12 +271,7 @@ func (c *commands) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 		}
 	}
 	if certPEM == nil || keyPEM == nil { // the image's own pair (porter's default)
-		var pair [2][]byte
-		pair, err = agnhostCert()
-		certPEM, keyPEM = pair[0], pair[1]
-	}
-	if err != nil {
-		return nil, err
+		certPEM, keyPEM = agnhostCert()
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
