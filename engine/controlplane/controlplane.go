@@ -254,7 +254,9 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, cfg Config) error {
 }
 
 // bootstrap gives the viewer of the kubeconfig's second context read access
-// to its namespace, with upstream's own "view" ClusterRole.
+// to its namespace, with upstream's own "view" ClusterRole, lets
+// kube-apiserver use the kubelets' API, and installs HostPathDeletePolicy
+// before kube-controller-manager starts.
 func (cp *ControlPlane) bootstrap(ctx context.Context) error {
 	client, err := kubernetes.NewForConfig(cp.AdminConfig())
 	if err != nil {
@@ -277,7 +279,7 @@ func (cp *ControlPlane) bootstrap(ctx context.Context) error {
 	if _, err = client.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	return nil
+	return applyHostPathDeletePolicy(ctx, client)
 }
 
 // componentKubeconfig writes the kubeconfig of one of the control plane's
