@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/labels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
@@ -26,46 +27,42 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	if r.closed.Load() {
 		return "", errShutDown
 	}
-	// The process's environment: HOSTNAME, as containerd sets it, then the
-	// kubelet's.
-	env := map[string]string{"HOSTNAME": sc.GetHostname()}
-	for _, kv := range cfg.GetEnvs() {
-		env[kv.GetKey()] = string(kv.GetValue())
-	}
 	ref := imageRef(cfg.GetImage())
-	sec := cfg.GetLinux().GetSecurityContext()
-	var mounts []proc.Mount
-	cm := cfg.GetMounts()
-	if m := r.resolvMount(sandboxID, cfg); m != nil {
-		cm = append(cm[:len(cm):len(cm)], m)
-	}
-	for _, m := range cm {
-		if err := r.makeMountSource(m.GetHostPath()); err != nil {
-			return "", status.Error(codes.Unknown, err.Error())
-		}
-		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly(),
-			Type: r.mountType(m.GetHostPath()), Image: imageRef(m.GetImage())})
-	}
-	var network proc.Network
-	r.mu.Lock()
-	if sb, ok := r.sandboxes[sandboxID]; ok {
-		network = podNetwork{r: r, sb: sb}
-	}
-	r.mu.Unlock()
-	id, err := r.rt.CreateContainer(ctx, sandboxID, model.ContainerConfig{Net: network, Name: cfg.GetMetadata().GetName(),
-		Attempt: int(cfg.GetMetadata().GetAttempt()), Image: ref, Command: cfg.GetCommand(), Args: cfg.GetArgs(),
-		Env: env, Mounts: mounts, Security: proc.Security{Privileged: sec.GetPrivileged(), NoNewPrivs: sec.GetNoNewPrivs(),
-			AddCaps: sec.GetCapabilities().GetAddCapabilities(), DropCaps: sec.GetCapabilities().GetDropCapabilities()},
-		UID: sec.GetRunAsUser().GetValue(), GID: sec.GetRunAsGroup().GetValue(), ReadOnlyRoot: sec.GetReadonlyRootfs(), WorkingDir: cfg.GetWorkingDir(), Annotations: cfg.GetAnnotations(), Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), TTY: cfg.GetTty(),
-		Resources: cfg.GetLinux().GetResources(), Sysctls: sc.GetLinux().GetSysctls()})
+	mounts, err := r.mounts(sandboxID, cfg)
 	if err != nil {
+		return "", status.Error(codes.Unknown, err.Error())
+	}
+	r.mu.Lock()
+	sb, ok := r.sandboxes[sandboxID]
+	ready := ok && sb.ready
+	r.mu.Unlock()
+	if !ready {
+		return "", status.Errorf(codes.NotFound, "failed to get sandbox %q: not found", sandboxID)
+	}
+	prog, err := model.ParseProgram(ref, cfg.GetCommand(), cfg.GetArgs(), cfg.GetAnnotations())
+	if err != nil {
+		return "", status.Errorf(codes.Unknown, "failed to create containerd container: %v", err)
+	}
+	md := sb.config.GetMetadata()
+	key := fmt.Sprintf("%s/%s/%s/%d", md.GetNamespace(), md.GetName(), cfg.GetMetadata().GetName(), cfg.GetMetadata().GetAttempt())
+	if err := r.timing.Take(ctx, r.timing.Create, "create/"+key); err != nil {
 		return "", criError(err)
 	}
-	c := &container{id: id, sandbox: sandboxID, config: cfg, created: time.Now(), imageRef: cfg.GetImage().GetImage(),
-		resources: cfg.GetLinux().GetResources()}
-	if dir, p := sc.GetLogDirectory(), cfg.GetLogPath(); dir != "" && p != "" {
-		c.logPath = filepath.Join(dir, p)
-		c.log = openLog(c.logPath)
+	p, err := newProcess(key, prog, cfg, sc, mounts)
+	if err != nil {
+		return "", status.Errorf(codes.Unknown, "failed to create containerd container: %v", err)
+	}
+	p.host, p.net = sb.config.GetHostname(), podNetwork{r: r, sb: sb}
+	id := r.timing.ID(r.cfg.Node, "container", key+"/"+md.GetUid())
+	c := &container{id: id, sandbox: sandboxID, proc: p, status: &runtimeapi.ContainerStatus{Id: id, Metadata: cfg.GetMetadata(),
+		State: runtimeapi.ContainerState_CONTAINER_CREATED, CreatedAt: r.timing.Clock.Now().UnixNano(),
+		Image: cfg.GetImage(), ImageRef: cfg.GetImage().GetImage(), Labels: cfg.GetLabels(), Annotations: cfg.GetAnnotations(), Mounts: cfg.GetMounts()}}
+	if res := cfg.GetLinux().GetResources(); res != nil {
+		c.status.Resources = &runtimeapi.ContainerResources{Linux: res}
+	}
+	if dir, file := sc.GetLogDirectory(), cfg.GetLogPath(); dir != "" && file != "" {
+		c.status.LogPath = filepath.Join(dir, file)
+		c.log = openLog(c.status.LogPath)
 	}
 	r.mu.Lock()
 	r.containers[id] = c
@@ -74,49 +71,111 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *ru
 	return id, nil
 }
 
-// StartContainer starts the container's process.
+// mounts are the container's mounts as its process sees them, its
+// resolv.conf among them; a bind mount's missing source is made first.
+func (r *Runtime) mounts(sandboxID string, cfg *runtimeapi.ContainerConfig) ([]proc.Mount, error) {
+	var mounts []proc.Mount
+	cm := cfg.GetMounts()
+	if m := r.resolvMount(sandboxID, cfg); m != nil {
+		cm = append(cm[:len(cm):len(cm)], m)
+	}
+	for _, m := range cm {
+		if err := r.makeMountSource(m.GetHostPath()); err != nil {
+			return nil, err
+		}
+		mounts = append(mounts, proc.Mount{ContainerPath: m.GetContainerPath(), HostPath: m.GetHostPath(), ReadOnly: m.GetReadonly(),
+			Type: r.mountType(m.GetHostPath()), Image: imageRef(m.GetImage())})
+	}
+	return mounts, nil
+}
+
+// StartContainer starts the container's process after the start latency.
 func (r *Runtime) StartContainer(ctx context.Context, id string) (err error) {
 	ctx, end := r.serverSpan(ctx, runtimeService, "StartContainer")
 	defer func() { end(err) }()
-	return criError(r.rt.StartContainer(ctx, id))
-}
-
-// StopContainer stops the process: the stop signal, then a kill after
-// timeout seconds.
-func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
-	return criError(r.rt.StopContainer(ctx, id, time.Duration(timeout)*time.Second))
-}
-
-// RemoveContainer removes a stopped container.
-func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
-	if err := r.rt.RemoveContainer(ctx, id); err != nil {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	r.mu.Unlock()
+	if !ok || c.proc == nil {
+		return status.Errorf(codes.NotFound, "container %q: not found", id)
+	}
+	if err := r.timing.Take(ctx, r.timing.Start, "start/"+c.proc.key); err != nil {
 		return criError(err)
 	}
+	now := r.timing.Clock.Now()
 	r.mu.Lock()
-	if c, ok := r.containers[id]; ok {
-		c.log.close()
-		delete(r.containers, id)
-		r.changes++
+	if s := c.status.State; s != runtimeapi.ContainerState_CONTAINER_CREATED {
+		r.mu.Unlock()
+		return status.Errorf(codes.Unknown, "container %s is in %s state, not %s", id, s, runtimeapi.ContainerState_CONTAINER_CREATED)
+	}
+	c.status.State, c.status.StartedAt = runtimeapi.ContainerState_CONTAINER_RUNNING, now.UnixNano()
+	r.changes++
+	r.mu.Unlock()
+	go r.run(c)
+	return nil
+}
+
+// StopContainer sends SIGTERM: most programs exit 0 after the stop
+// latency; shells and sleep (PID 1 without a handler) ignore it and are
+// killed with SIGKILL (exit 137) when timeout seconds run out. A
+// container that never started is marked exited.
+func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	if !ok || c.proc == nil {
+		r.mu.Unlock()
+		return nil
+	}
+	select {
+	case <-c.proc.stop:
+	default:
+		close(c.proc.stop)
+	}
+	if st := c.status; st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		if st.State == runtimeapi.ContainerState_CONTAINER_CREATED {
+			st.State, st.FinishedAt = runtimeapi.ContainerState_CONTAINER_EXITED, r.timing.Clock.Now().UnixNano()
+			r.changes++
+		}
+		r.mu.Unlock()
+		return nil
 	}
 	r.mu.Unlock()
+	code, grace := 0, time.Duration(timeout)*time.Second
+	wait := r.timing.Scale(r.timing.Stop, "stop/"+c.proc.key)
+	if c.proc.prog.IgnoresTerm || grace < wait {
+		code, wait = 137, grace
+	}
+	if err := r.timing.Sleep(ctx, wait); err != nil {
+		return criError(err)
+	}
+	r.exit(c, code)
+	return nil
+}
+
+// RemoveContainer removes a container that does not run.
+func (r *Runtime) RemoveContainer(_ context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[id]
+	if !ok {
+		return nil
+	}
+	if c.status.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return status.Errorf(codes.Unknown, "container %s is running", id)
+	}
+	c.log.close()
+	delete(r.containers, id)
+	r.changes++
 	return nil
 }
 
 // ListContainers lists the containers that match filter.
-func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+func (r *Runtime) ListContainers(_ context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	r.mu.Lock()
-	cs := make([]*container, 0, len(r.containers))
-	for _, c := range r.containers {
-		cs = append(cs, c)
-	}
-	r.mu.Unlock()
+	defer r.mu.Unlock()
 	var out []*runtimeapi.Container
-	for _, c := range cs {
-		st, err := r.status(ctx, c)
-		if err != nil {
-			continue
-		}
-		state := st.GetState()
+	for _, c := range r.containers {
+		st := c.status
 		if filter != nil {
 			if filter.GetId() != "" && filter.GetId() != c.id {
 				continue
@@ -124,67 +183,29 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 			if filter.GetPodSandboxId() != "" && filter.GetPodSandboxId() != c.sandbox {
 				continue
 			}
-			if s := filter.GetState(); s != nil && s.GetState() != state {
+			if s := filter.GetState(); s != nil && s.GetState() != st.State {
 				continue
 			}
-			if !labels.SelectorFromSet(filter.GetLabelSelector()).Matches(labels.Set(c.config.GetLabels())) {
+			if !labels.SelectorFromSet(filter.GetLabelSelector()).Matches(labels.Set(st.Labels)) {
 				continue
 			}
 		}
-		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandbox, Metadata: c.config.GetMetadata(),
-			Image: c.config.GetImage(), ImageRef: c.imageRef, State: state, CreatedAt: c.created.UnixNano(),
-			Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations()})
+		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandbox, Metadata: st.Metadata,
+			Image: st.Image, ImageRef: st.ImageRef, State: st.State, CreatedAt: st.CreatedAt,
+			Labels: st.Labels, Annotations: st.Annotations})
 	}
 	return out, nil
 }
 
 // ContainerStatus reports the container's state and exit.
-func (r *Runtime) ContainerStatus(ctx context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
+func (r *Runtime) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	c, ok := r.containers[id]
-	r.mu.Unlock()
 	if !ok {
 		return nil, notFound("container", id)
 	}
-	st, err := r.status(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return &runtimeapi.ContainerStatusResponse{Status: st}, nil
-}
-
-// status is c's CRI status: the simulated process's, or for a container
-// restored from before a restart, the exit it was given then.
-func (r *Runtime) status(ctx context.Context, c *container) (*runtimeapi.ContainerStatus, error) {
-	if c.restored != nil {
-		return c.restored, nil
-	}
-	st, err := r.rt.ContainerStatus(ctx, c.id)
-	if err != nil {
-		return nil, criError(err)
-	}
-	var res *runtimeapi.ContainerResources
-	r.mu.Lock()
-	if c.resources != nil {
-		res = &runtimeapi.ContainerResources{Linux: c.resources}
-	}
-	r.mu.Unlock()
-	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.config.GetMetadata(), Resources: res,
-		State: criState(st.State), CreatedAt: c.created.UnixNano(), StartedAt: unixNano(st.StartedAt), FinishedAt: unixNano(st.FinishedAt),
-		ExitCode: int32(st.ExitCode), Image: c.config.GetImage(), ImageRef: c.imageRef, Reason: st.Reason, Message: st.Message,
-		Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations(), LogPath: c.logPath, Mounts: c.config.GetMounts()}, nil
-}
-
-func criState(s model.State) runtimeapi.ContainerState {
-	switch s {
-	case model.StateCreated:
-		return runtimeapi.ContainerState_CONTAINER_CREATED
-	case model.StateRunning:
-		return runtimeapi.ContainerState_CONTAINER_RUNNING
-	case model.StateExited:
-		return runtimeapi.ContainerState_CONTAINER_EXITED
-	}
-	return runtimeapi.ContainerState_CONTAINER_UNKNOWN
+	return &runtimeapi.ContainerStatusResponse{Status: proto.Clone(c.status).(*runtimeapi.ContainerStatus)}, nil
 }
 
 // UpdateContainerResources applies an in-place resize: the container's
@@ -193,18 +214,23 @@ func criState(s model.State) runtimeapi.ContainerState {
 func (r *Runtime) UpdateContainerResources(_ context.Context, id string, res *runtimeapi.ContainerResources) error {
 	r.mu.Lock()
 	c, ok := r.containers[id]
-	if ok && res.GetLinux() != nil {
-		c.resources = res.GetLinux()
-		r.changes++
-	}
-	r.mu.Unlock()
 	if !ok {
+		r.mu.Unlock()
 		return notFound("container", id)
 	}
 	if res.GetLinux() == nil {
+		r.mu.Unlock()
 		return nil
 	}
-	return criError(r.rt.UpdateResources(id, res.GetLinux()))
+	if c.proc == nil {
+		r.mu.Unlock()
+		return status.Errorf(codes.NotFound, "container %q: not found", id)
+	}
+	c.status.Resources = &runtimeapi.ContainerResources{Linux: res.GetLinux()}
+	r.changes++
+	r.mu.Unlock()
+	c.proc.fs.UpdateResources(res.GetLinux())
+	return nil
 }
 
 // imageRef is the normalized reference of the image spec names (its
@@ -220,17 +246,17 @@ func imageRef(spec *runtimeapi.ImageSpec) string {
 // ExecSync runs cmd against the simulated container (exec probes and exec
 // hooks); a non-zero exit is an ExitError, as CRI's remote client reports it.
 func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
-	res, err := r.rt.ExecSync(ctx, id, cmd, timeout)
+	stdout, stderr, code, err := r.execSync(ctx, id, cmd, timeout)
 	if err != nil {
 		return nil, nil, criError(err)
 	}
-	if res.ExitCode != 0 {
-		return []byte(res.Stdout), []byte(res.Stderr), utilexec.CodeExitError{
-			Err:  fmt.Errorf("command '%s' exited with %d: %s", strings.Join(cmd, " "), res.ExitCode, res.Stderr),
-			Code: res.ExitCode,
+	if code != 0 {
+		return []byte(stdout), []byte(stderr), utilexec.CodeExitError{
+			Err:  fmt.Errorf("command '%s' exited with %d: %s", strings.Join(cmd, " "), code, stderr),
+			Code: code,
 		}
 	}
-	return []byte(res.Stdout), []byte(res.Stderr), nil
+	return []byte(stdout), []byte(stderr), nil
 }
 
 // ReopenContainerLog reopens the container's log file (after rotation).
@@ -245,7 +271,7 @@ func (r *Runtime) ReopenContainerLog(_ context.Context, id string) error {
 		return notFound("container", id)
 	}
 	c.log.close()
-	c.log = openLog(c.logPath)
+	c.log = openLog(c.status.LogPath)
 	return nil
 }
 
@@ -258,18 +284,6 @@ func (r *Runtime) CheckpointContainer(context.Context, *runtimeapi.CheckpointCon
 // containers instead.
 func (r *Runtime) GetContainerEvents(context.Context, chan *runtimeapi.ContainerEventResponse, func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
 	return status.Errorf(codes.Unimplemented, "%s does not stream container events", RuntimeName)
-}
-
-// logLine writes a line the simulated process wrote to its log file.
-func (r *Runtime) logLine(id string, line model.LogLine) {
-	r.mu.Lock()
-	c, ok := r.containers[id]
-	var l *logFile
-	if ok {
-		l = c.log
-	}
-	r.mu.Unlock()
-	l.write(time.Now(), line.Stream, line.Text, line.Partial)
 }
 
 // mountType is the file system the kubelet mounted at or above hostPath

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
@@ -11,49 +12,60 @@ import (
 
 // PullImage pulls the image from the simulated registries (its size sets
 // how long it takes; unknown registries and private images fail as a real
-// pull does) and returns its ID.
+// pull does), keeps it on the node and returns its ID.
 func (r *Runtime) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) (_ string, err error) {
 	ctx, end := r.serverSpan(ctx, imageService, "PullImage")
 	defer func() { end(err) }()
-	var a *model.AuthConfig
-	if auth != nil {
-		a = &model.AuthConfig{Username: auth.GetUsername(), Password: auth.GetPassword(), Auth: auth.GetAuth()}
-	}
-	img, err := r.rt.PullImage(ctx, spec.GetImage(), a)
+	img, err := r.timing.Pull(ctx, r.cfg.Node, spec.GetImage(), auth)
 	if err != nil {
 		return "", criError(err)
 	}
-	return img.ID, nil
+	r.mu.Lock()
+	r.images[img.RepoTags[0]] = img
+	r.changes++
+	r.mu.Unlock()
+	return img.Id, nil
+}
+
+// matching returns the node's images that spec names, by ID or by
+// reference (all of them for an empty one, when all is set).
+func (r *Runtime) matching(spec *runtimeapi.ImageSpec, all bool) []*runtimeapi.Image {
+	want := spec.GetImage()
+	ref := model.Normalize(want)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*runtimeapi.Image
+	for _, img := range r.images {
+		if (all && want == "") || img.Id == want || img.RepoTags[0] == ref {
+			out = append(out, proto.Clone(img).(*runtimeapi.Image))
+		}
+	}
+	return out
 }
 
 // ImageStatus returns the image, by name or ID, or a nil Image when it is
 // not on the node.
-func (r *Runtime) ImageStatus(ctx context.Context, spec *runtimeapi.ImageSpec, _ bool) (*runtimeapi.ImageStatusResponse, error) {
-	for _, img := range r.images(ctx) {
-		if img.ID == spec.GetImage() || img.Ref == model.Normalize(spec.GetImage()) {
-			return &runtimeapi.ImageStatusResponse{Image: criImage(img)}, nil
-		}
+func (r *Runtime) ImageStatus(_ context.Context, spec *runtimeapi.ImageSpec, _ bool) (*runtimeapi.ImageStatusResponse, error) {
+	if imgs := r.matching(spec, false); len(imgs) > 0 {
+		return &runtimeapi.ImageStatusResponse{Image: imgs[0]}, nil
 	}
 	return &runtimeapi.ImageStatusResponse{}, nil
 }
 
 // ListImages lists the images on the node.
-func (r *Runtime) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
-	var out []*runtimeapi.Image
-	want := filter.GetImage().GetImage()
-	for _, img := range r.images(ctx) {
-		if want == "" || img.ID == want || img.Ref == model.Normalize(want) {
-			out = append(out, criImage(img))
-		}
-	}
-	return out, nil
+func (r *Runtime) ListImages(_ context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
+	return r.matching(filter.GetImage(), true), nil
 }
 
 // RemoveImage removes an image from the node.
-func (r *Runtime) RemoveImage(ctx context.Context, spec *runtimeapi.ImageSpec) error {
-	for _, img := range r.images(ctx) {
-		if img.ID == spec.GetImage() || img.Ref == model.Normalize(spec.GetImage()) {
-			r.rt.RemoveImage(img.Ref)
+func (r *Runtime) RemoveImage(_ context.Context, spec *runtimeapi.ImageSpec) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref := model.Normalize(spec.GetImage())
+	for key, img := range r.images {
+		if img.Id == spec.GetImage() || key == ref {
+			delete(r.images, key)
+			r.changes++
 		}
 	}
 	return nil
@@ -66,22 +78,18 @@ func imageFs() *runtimeapi.FilesystemIdentifier {
 }
 
 // ImageFsInfo reports the space the node's images take.
-func (r *Runtime) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+func (r *Runtime) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
 	var used, n uint64
-	for _, img := range r.images(ctx) {
-		used += uint64(img.Size)
+	r.mu.Lock()
+	for _, img := range r.images {
+		used += img.Size
 		n++
 	}
+	r.mu.Unlock()
 	fs := &runtimeapi.FilesystemUsage{Timestamp: time.Now().UnixNano(),
 		FsId: imageFs(), UsedBytes: &runtimeapi.UInt64Value{Value: used},
 		InodesUsed: &runtimeapi.UInt64Value{Value: n}}
 	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{fs}, ContainerFilesystems: []*runtimeapi.FilesystemUsage{fs}}, nil
-}
-
-func (r *Runtime) images(context.Context) []model.Image { return r.rt.Images() }
-
-func criImage(img model.Image) *runtimeapi.Image {
-	return &runtimeapi.Image{Id: img.ID, RepoTags: []string{img.Ref}, RepoDigests: []string{img.RepoDigest}, Size: uint64(img.Size)}
 }
 
 // ContainerStats reports the container using nothing: simulated processes

@@ -14,7 +14,6 @@ import (
 
 	"github.com/podtrace/podtrace/engine/cri"
 	"github.com/podtrace/podtrace/engine/cri/sim/ipam"
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
 
 // RunPodSandbox starts the pod's pause container, then sets up its network
@@ -28,11 +27,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 		return "", errShutDown
 	}
 	md := cfg.GetMetadata()
-	id, err := r.rt.RunPodSandbox(ctx, model.SandboxConfig{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid(),
-		Attempt: int(md.GetAttempt()), Hostname: cfg.GetHostname(), Annotations: cfg.GetAnnotations()})
-	if err != nil {
+	key := fmt.Sprintf("%s/%s/%d", md.GetNamespace(), md.GetName(), md.GetAttempt())
+	if err := r.timing.Take(ctx, r.timing.Sandbox, "sandbox/"+key); err != nil {
 		return "", criError(err)
 	}
+	id := r.timing.ID(r.cfg.Node, "sandbox", key+"/"+md.GetUid())
 	pod := ipam.Pod{Namespace: md.GetNamespace(), Name: md.GetName(), UID: md.GetUid(), SandboxID: id}
 	add := func() (string, error) {
 		res, err := r.ipam.SetUp(ctx, pod)
@@ -48,13 +47,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 		ip, err = add()
 	}
 	if err != nil {
-		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
-		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
+		r.undoSandbox(ctx, pod)
 		return "", status.Error(codes.Unknown, cri.NetworkSetupError(id, err).Error())
 	}
 	if err := r.writeResolvConf(id, cfg.GetDnsConfig()); err != nil {
-		_ = r.ipam.TearDown(context.WithoutCancel(ctx), pod)
-		_ = r.rt.RemovePodSandbox(context.WithoutCancel(ctx), id)
+		r.undoSandbox(ctx, pod)
 		return "", status.Error(codes.Unknown, fmt.Sprintf("failed to setup sandbox files: %v", err))
 	}
 	sb := &sandbox{id: id, config: cfg, created: time.Now(), ip: ip, ready: true}
@@ -66,16 +63,37 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxC
 	return id, nil
 }
 
-// StopPodSandbox stops the sandbox's containers, stops answering on its
-// address and releases it (CNI DEL).
+// undoSandbox releases the address of a sandbox whose set-up failed
+// and takes what stopping and removing its pause container take.
+func (r *Runtime) undoSandbox(ctx context.Context, pod ipam.Pod) {
+	ctx = context.WithoutCancel(ctx)
+	_ = r.ipam.TearDown(ctx, pod)
+	_ = r.timing.Take(ctx, r.timing.Stop, "stopsandbox/"+pod.SandboxID)
+	_ = r.timing.Take(ctx, r.timing.Remove, "removesandbox/"+pod.SandboxID)
+}
+
+// StopPodSandbox kills the sandbox's containers that still run (exit
+// 137), stops its pause container, stops answering on its address and
+// releases it (CNI DEL).
 func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	r.mu.Lock()
 	sb, ok := r.sandboxes[id]
+	var ids []string
+	for cid, c := range r.containers {
+		if c.sandbox == id {
+			ids = append(ids, cid)
+		}
+	}
 	r.mu.Unlock()
 	if !ok {
 		return nil // idempotent, as in CRI
 	}
-	if err := r.rt.StopPodSandbox(ctx, id); err != nil {
+	for _, cid := range ids {
+		if err := r.StopContainer(ctx, cid, 0); err != nil {
+			return err
+		}
+	}
+	if err := r.timing.Take(ctx, r.timing.Stop, "stopsandbox/"+id); err != nil {
 		return criError(err)
 	}
 	r.mu.Lock()
@@ -93,7 +111,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 	if err := r.StopPodSandbox(ctx, id); err != nil {
 		return err
 	}
-	if err := r.rt.RemovePodSandbox(ctx, id); err != nil {
+	if err := r.timing.Take(ctx, r.timing.Remove, "removesandbox/"+id); err != nil {
 		return criError(err)
 	}
 	if path := r.resolvPath(id); path != "" {

@@ -1,12 +1,15 @@
 // Package sim serves podtrace's simulated container runtime over CRI, in
 // process: the RuntimeService and ImageManagerService a real kubelet drives.
-// Sandboxes, pulls, containers, their programs and exit codes, and exec are
-// the simulated runtime model's (engine/cri/sim/model: a seeded latency
-// model scaled by --speed, image sizes, commands that exit after a time);
-// pod addresses come from a host-local style IPAM over the node's pod CIDR
-// (engine/cri/sim/ipam), and this package reports them as the CNI
-// ADD result, writes containers' output in CRI log format to the path the
-// kubelet gives, and answers on each pod's address.
+// It keeps its sandboxes, containers and images as CRI records; their
+// timing (a seeded latency model scaled by --speed), the simulated
+// registries' catalogue and what each container's command does come from
+// engine/cri/sim/model, and the container's processes run as
+// engine/cri/sim/proc runs them, so containers run, exit with a code,
+// write logs and answer exec and attach. Pod addresses come from a
+// host-local style IPAM over the node's pod CIDR (engine/cri/sim/ipam),
+// and this package reports them as the CNI ADD result, writes containers'
+// output in CRI log format to the path the kubelet gives, and answers on
+// each pod's address.
 //
 // Pod addresses: the kubelet dials a pod's IP itself for HTTP, TCP and gRPC
 // probes and httpGet hooks, so a simulated pod must really answer there.
@@ -24,7 +27,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -66,6 +68,9 @@ type Config struct {
 	Speed func() float64
 	// Latency is the timing model; model.DefaultLatency when nil.
 	Latency *model.Latency
+	// Clock drives every wait of the model and of the containers'
+	// programs, and stamps their state changes; the real clock when nil.
+	Clock clock.WithTicker
 	// Network, when set, wraps each sandbox's CNI ADD (the cni stage): it
 	// must call add, or return an error instead, which fails the sandbox as
 	// a failing CNI plugin does.
@@ -103,9 +108,9 @@ type Config struct {
 
 // Runtime is one node's simulated CRI runtime.
 type Runtime struct {
-	cfg  Config
-	rt   *model.Runtime
-	ipam *ipam.Plugin
+	cfg    Config
+	timing model.Timing
+	ipam   *ipam.Plugin
 	// podIPs: pods answer on their own pod IPs (engine/podnet).
 	podIPs bool
 	tracer oteltrace.Tracer // nil: no spans
@@ -113,17 +118,17 @@ type Runtime struct {
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
-	// changes counts what the runtime itself changes of the saved state
-	// (sandboxes and containers added or removed, resources updated), as
-	// the model's Generation counts the rest.
+	images     map[string]*runtimeapi.Image // by normalized reference, its one tag
+	// changes counts the changes to what Save writes: sandboxes,
+	// containers and their states and resources, images.
 	changes uint64
 
 	saveMu sync.Mutex
 	saved  []byte // the state last written to StateFile
-	// savedGen and savedChanges are the model's Generation and changes
-	// when saved was taken: Save skips an unchanged state.
-	savedGen, savedChanges uint64
-	closed                 atomic.Bool // Shutdown: nothing more is written
+	// savedChanges is changes when saved was taken: Save skips an
+	// unchanged state.
+	savedChanges uint64
+	closed       atomic.Bool // Shutdown: nothing more is written
 
 	streamOnce     sync.Once
 	stream         streaming.Server // exec, attach and port-forward streams
@@ -142,19 +147,15 @@ type sandbox struct {
 
 type container struct {
 	id, sandbox string
-	config      *runtimeapi.ContainerConfig
-	created     time.Time
-	imageRef    string
-	logPath     string
-	log         *logFile
-	// resources are the container's CPU and memory settings, from its
-	// configuration and then UpdateContainerResources (guarded by the
-	// runtime's mu), reported in its status as containerd reports the ones
-	// it applied.
-	resources *runtimeapi.LinuxContainerResources
-	// restored is set on a container loaded from the state of an earlier
-	// run: it exited with the node (see StateFile).
-	restored *runtimeapi.ContainerStatus
+	// status is the container's CRI record, guarded by the runtime's mu:
+	// its state, times and exit, and its CPU and memory settings (from its
+	// configuration, then UpdateContainerResources), as containerd
+	// reports the ones it applied.
+	status *runtimeapi.ContainerStatus
+	log    *logFile
+	// proc is its process; nil for a container loaded from the state of
+	// an earlier run: it exited with the node (see StateFile).
+	proc *process
 }
 
 var (
@@ -181,11 +182,15 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	r := &Runtime{cfg: cfg, ipam: ipam, podIPs: podIPs, sandboxes: map[string]*sandbox{}, containers: map[string]*container{}}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	r := &Runtime{cfg: cfg, timing: model.Timing{Latency: lat, Clock: clk, Seed: cfg.Seed, Speed: cfg.Speed}, ipam: ipam, podIPs: podIPs,
+		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]*runtimeapi.Image{}}
 	if cfg.TracerProvider != nil {
 		r.tracer = cfg.TracerProvider.Tracer("github.com/podtrace/podtrace/engine/cri/sim")
 	}
-	r.rt = model.New(model.Config{Clock: clock.RealClock{}, Latency: &lat, Speed: cfg.Speed, Seed: cfg.Seed, Node: cfg.Node, OnLog: r.logLine})
 	if err := r.restore(); err != nil {
 		return nil, err
 	}
@@ -230,7 +235,9 @@ func (r *Runtime) UpdateRuntimeConfig(context.Context, *runtimeapi.RuntimeConfig
 // Close implements CRI; the runtime lives as long as the process.
 func (r *Runtime) Close(context.Context) error { return nil }
 
-// criError turns the simulated runtime's errors into CRI's gRPC statuses.
+// criError turns the errors that are not yet CRI's gRPC statuses (a
+// pull's, worded as containerd words them, a program's, a context's)
+// into statuses.
 func criError(err error) error {
 	if err == nil {
 		return nil
@@ -239,9 +246,6 @@ func criError(err error) error {
 		return err
 	}
 	msg := err.Error()
-	if errors.Is(err, model.ErrNotFound) {
-		return status.Error(codes.NotFound, strings.TrimPrefix(msg, "rpc error: code = NotFound desc = "))
-	}
 	if rest, ok := strings.CutPrefix(msg, "rpc error: code = NotFound desc = "); ok {
 		return status.Error(codes.NotFound, rest)
 	}

@@ -16,8 +16,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podtrace/podtrace/engine/cri/sim/model"
 )
 
 // state is what the runtime keeps across restarts: the records of its
@@ -27,7 +25,29 @@ import (
 type state struct {
 	Sandboxes  []sandboxRecord               `json:"sandboxes"`
 	Containers []*runtimeapi.ContainerStatus `json:"containers"`
-	Images     []model.Image                 `json:"images,omitempty"`
+	Images     []imageRecord                 `json:"images,omitempty"`
+}
+
+// imageRecord is an image as the state file keeps it (its fields' names
+// are the file's keys).
+type imageRecord struct {
+	// Ref is the normalized reference pulled, the image's one tag.
+	Ref string
+	// ID is the image's content digest, "sha256:...".
+	ID string
+	// RepoDigest is name@digest, what a pod status reports as imageID.
+	RepoDigest string
+	Size       int64
+}
+
+// criImage is the image rec records.
+func (rec imageRecord) criImage() *runtimeapi.Image {
+	return &runtimeapi.Image{Id: rec.ID, RepoTags: []string{rec.Ref}, RepoDigests: []string{rec.RepoDigest}, Size: uint64(rec.Size)}
+}
+
+// recordOf is img's record in the state file.
+func recordOf(img *runtimeapi.Image) imageRecord {
+	return imageRecord{Ref: img.RepoTags[0], ID: img.Id, RepoDigest: img.RepoDigests[0], Size: int64(img.Size)}
 }
 
 type sandboxRecord struct {
@@ -63,7 +83,9 @@ func (r *Runtime) restore() error {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("runtime state %s: %w", r.cfg.StateFile, err)
 	}
-	r.rt.Restore(st.Images...)
+	for _, img := range st.Images {
+		r.images[img.Ref] = img.criImage()
+	}
 	now := time.Now()
 	for _, sb := range st.Sandboxes {
 		r.sandboxes[sb.ID] = &sandbox{id: sb.ID, config: sb.Config, created: sb.Created, ip: sb.IP}
@@ -75,9 +97,7 @@ func (r *Runtime) restore() error {
 		}
 		sb := cs.Annotations[sandboxAnnotation]
 		delete(cs.Annotations, sandboxAnnotation)
-		r.containers[cs.Id] = &container{id: cs.Id, sandbox: sb, config: &runtimeapi.ContainerConfig{
-			Metadata: cs.Metadata, Image: cs.Image, Labels: cs.Labels, Annotations: cs.Annotations},
-			created: time.Unix(0, cs.CreatedAt), imageRef: cs.ImageRef, logPath: cs.LogPath, restored: cs}
+		r.containers[cs.Id] = &container{id: cs.Id, sandbox: sb, status: cs}
 	}
 	return nil
 }
@@ -86,50 +106,25 @@ func (r *Runtime) restore() error {
 // (ContainerStatus has no field for it).
 const sandboxAnnotation = "podtrace.dev/sandbox-id"
 
-// Save writes the records of every sandbox and container to StateFile
-// (atomically), if it is set and they changed since the last Save; the
-// engine calls it periodically, and Shutdown a last time. An unchanged
-// runtime (its changes and the model's Generation as at the last Save)
-// costs no snapshot: a node at rest marshals nothing.
-func (r *Runtime) Save(ctx context.Context) error {
+// Save writes the records of every sandbox, container and image to
+// StateFile (atomically), if it is set and they changed since the last
+// Save; the engine calls it periodically, and Shutdown a last time. An
+// unchanged runtime (its changes as at the last Save) costs no snapshot:
+// a node at rest marshals nothing.
+func (r *Runtime) Save(context.Context) error {
 	if r.cfg.StateFile == "" {
 		return nil
 	}
-	// Read before the snapshot: a change made during it moves the
-	// generation on, and the next Save writes it.
-	gen := r.rt.Generation()
 	r.saveMu.Lock()
-	saved, savedGen, savedChanges := r.saved != nil, r.savedGen, r.savedChanges
+	saved, savedChanges := r.saved != nil, r.savedChanges
 	r.saveMu.Unlock()
-	var st state
 	r.mu.Lock()
-	if saved && gen == savedGen && r.changes == savedChanges {
+	if saved && r.changes == savedChanges {
 		r.mu.Unlock()
 		return nil
 	}
-	changes := r.changes
-	for _, sb := range r.sandboxes {
-		st.Sandboxes = append(st.Sandboxes, sandboxRecord{ID: sb.id, Config: sb.config, Created: sb.created, IP: sb.ip})
-	}
-	cs := make([]*container, 0, len(r.containers))
-	for _, c := range r.containers {
-		cs = append(cs, c)
-	}
+	st, changes := r.snapshot(), r.changes
 	r.mu.Unlock()
-	for _, c := range cs {
-		s, err := r.status(ctx, c)
-		if err != nil {
-			continue // removed meanwhile
-		}
-		rec := proto.Clone(s).(*runtimeapi.ContainerStatus)
-		rec.Annotations = map[string]string{sandboxAnnotation: c.sandbox}
-		maps.Copy(rec.Annotations, s.Annotations)
-		st.Containers = append(st.Containers, rec)
-	}
-	st.Images = r.rt.Images()
-	slices.SortFunc(st.Images, func(a, b model.Image) int { return strings.Compare(a.Ref, b.Ref) })
-	slices.SortFunc(st.Sandboxes, func(a, b sandboxRecord) int { return strings.Compare(a.ID, b.ID) })
-	slices.SortFunc(st.Containers, func(a, b *runtimeapi.ContainerStatus) int { return strings.Compare(a.Id, b.Id) })
 	data, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -144,8 +139,30 @@ func (r *Runtime) Save(ctx context.Context) error {
 			return err
 		}
 	}
-	r.saved, r.savedGen, r.savedChanges = data, gen, changes
+	r.saved, r.savedChanges = data, changes
 	return nil
+}
+
+// snapshot is the state Save writes, sorted by ID (images by reference).
+// r.mu must be held.
+func (r *Runtime) snapshot() state {
+	var st state
+	for _, sb := range r.sandboxes {
+		st.Sandboxes = append(st.Sandboxes, sandboxRecord{ID: sb.id, Config: sb.config, Created: sb.created, IP: sb.ip})
+	}
+	for _, c := range r.containers {
+		rec := proto.Clone(c.status).(*runtimeapi.ContainerStatus)
+		rec.Annotations = map[string]string{sandboxAnnotation: c.sandbox}
+		maps.Copy(rec.Annotations, c.status.Annotations)
+		st.Containers = append(st.Containers, rec)
+	}
+	for _, img := range r.images {
+		st.Images = append(st.Images, recordOf(img))
+	}
+	slices.SortFunc(st.Images, func(a, b imageRecord) int { return strings.Compare(a.Ref, b.Ref) })
+	slices.SortFunc(st.Sandboxes, func(a, b sandboxRecord) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(st.Containers, func(a, b *runtimeapi.ContainerStatus) int { return strings.Compare(a.Id, b.Id) })
+	return st
 }
 
 // writeAtomically replaces file with data: a crash leaves the old state

@@ -159,3 +159,42 @@ func savedContainer(t *testing.T, file, id string) *runtimeapi.ContainerStatus {
 	t.Fatalf("container %s is not in the saved state", id)
 	return nil
 }
+
+// A state file as earlier versions wrote it loads: its images are on the
+// node with their IDs and repo digests, its container is exited with the
+// exit it had, in its sandbox, and its sandbox is not ready.
+func TestStateFileLoads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "node-1.json")
+	const saved = `{"sandboxes":[{"id":"sb1","config":{"metadata":{"name":"web","uid":"u1","namespace":"default"}},"created":"2026-11-28T10:00:00Z","ip":"127.244.9.2"}],` +
+		`"containers":[{"id":"c1","metadata":{"name":"web"},"state":2,"created_at":1,"started_at":2,"finished_at":3,"exit_code":3,` +
+		`"image":{"image":"nginx:1.27"},"image_ref":"nginx:1.27","reason":"Error","annotations":{"podtrace.dev/sandbox-id":"sb1"},"log_path":"web/0.log"}],` +
+		`"images":[{"Ref":"docker.io/library/nginx:1.27","ID":"sha256:0899","RepoDigest":"docker.io/library/nginx@sha256:5301","Size":72955450}]}`
+	if err := os.WriteFile(file, []byte(saved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Node: "node-1", PodCIDR: "10.244.9.0/24", StateFile: file, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown(ctx) //nolint:errcheck
+	img, err := r.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "nginx:1.27"}, false)
+	want := &runtimeapi.Image{Id: "sha256:0899", RepoTags: []string{"docker.io/library/nginx:1.27"},
+		RepoDigests: []string{"docker.io/library/nginx@sha256:5301"}, Size: 72955450}
+	if err != nil || !proto.Equal(img.GetImage(), want) {
+		t.Errorf("the saved image is %v (%v), want %v", img.GetImage(), err, want)
+	}
+	cs, err := r.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: "sb1"})
+	if err != nil || len(cs) != 1 || cs[0].GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+		t.Fatalf("the saved sandbox's containers: %v (%v), want c1 exited", cs, err)
+	}
+	st, err := r.ContainerStatus(ctx, "c1", false)
+	if s := st.GetStatus(); err != nil || s.GetExitCode() != 3 || s.GetReason() != "Error" || s.GetFinishedAt() != 3 || s.GetAnnotations()[sandboxAnnotation] != "" {
+		t.Errorf("the saved container: %v (%v), want exit 3 (Error) at 3, no sandbox annotation", s, err)
+	}
+	sbs, err := r.ListPodSandbox(ctx, nil)
+	if err != nil || len(sbs) != 1 || sbs[0].GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		t.Errorf("the saved sandbox: %v (%v), want sb1 not ready", sbs, err)
+	}
+}

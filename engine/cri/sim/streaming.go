@@ -121,7 +121,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		stderr = errw
 	}
 	run := func(in io.Reader, out, errw io.Writer) (int, error) {
-		return s.r.rt.Exec(ctx, id, cmd, in, out, errw, tty)
+		return s.r.exec(ctx, id, cmd, in, out, errw, tty)
 	}
 	var code int
 	var err error
@@ -190,7 +190,7 @@ func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out,
 	if errw != nil {
 		stderr = errw
 	}
-	return criError(s.r.rt.Attach(ctx, id, in, stdout, stderr))
+	return criError(s.r.attach(ctx, id, in, stdout, stderr))
 }
 
 // PortForward connects stream to port on the sandbox's address, where the

@@ -25,20 +25,41 @@ type step struct {
 	code int
 }
 
-// program is what a simulated container's main process does: its command
-// (argv, run by engine/cri/sim/proc), or else steps.
-type program struct {
-	argv  []string
+// Program is what a simulated container's main process does: its command
+// (Argv, run by engine/cri/sim/proc), or else steps (see Play).
+type Program struct {
+	// Argv is the command the process runs; nil when it plays steps.
+	Argv  []string
 	steps []step
-	// ignoresTerm is true for processes that, as PID 1 without a handler,
+	// IgnoresTerm is true for processes that, as PID 1 without a handler,
 	// ignore SIGTERM (a shell or sleep) and must be killed after the grace period.
-	ignoresTerm bool
+	IgnoresTerm bool
+}
+
+// Play plays a program without a command: sleep waits on the runtime's
+// clock and returns false when the container was stopped meanwhile. It
+// returns the exit code, and whether the program exits by itself (not for
+// a server, which runs until stopped, nor when stopped).
+func (p Program) Play(sleep func(time.Duration) bool) (code int, exits bool) {
+	for _, st := range p.steps {
+		switch st.op {
+		case "sleep":
+			if !sleep(st.d) {
+				return 0, false
+			}
+		case "exit":
+			return st.code, true
+		case "forever":
+			return 0, false
+		}
+	}
+	return 0, true
 }
 
 // shells whose images have "sh" as their default command, which exits at once without a TTY.
 var shellImages = []string{"busybox", "alpine", "ubuntu", "debian", "bash", "fedora", "centos"}
 
-// parseProgram decides what a container does from (in order of precedence)
+// ParseProgram decides what a container does from (in order of precedence)
 // the exit annotations, its command and args, or its image's default command.
 //
 // Rules (documented for users in the README):
@@ -54,19 +75,19 @@ var shellImages = []string{"busybox", "alpine", "ubuntu", "debian", "bash", "fed
 //     other images run the arguments;
 //   - no command: shell images (busybox, alpine, ubuntu, ...) exit 0 at once,
 //     every other image runs its server until stopped.
-func parseProgram(image string, command, args []string, ann map[string]string) (program, error) {
+func ParseProgram(image string, command, args []string, ann map[string]string) (Program, error) {
 	if v, ok := ann[AnnotationExitAfter]; ok {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return program{}, fmt.Errorf("annotation %s: %q is not a duration", AnnotationExitAfter, v)
+			return Program{}, fmt.Errorf("annotation %s: %q is not a duration", AnnotationExitAfter, v)
 		}
 		code := 0
 		if c, ok := ann[AnnotationExitCode]; ok {
 			if code, err = strconv.Atoi(c); err != nil {
-				return program{}, fmt.Errorf("annotation %s: %q is not a number", AnnotationExitCode, c)
+				return Program{}, fmt.Errorf("annotation %s: %q is not a number", AnnotationExitCode, c)
 			}
 		}
-		return program{steps: []step{{op: "sleep", d: d}, {op: "exit", code: code}}}, nil
+		return Program{steps: []step{{op: "sleep", d: d}, {op: "exit", code: code}}}, nil
 	}
 	if len(command) == 0 {
 		entrypoint, cmd := proc.ImageConfig(image)
@@ -80,10 +101,10 @@ func parseProgram(image string, command, args []string, ann map[string]string) (
 		base := proc.ImageBase(image)
 		for _, s := range shellImages {
 			if base == s {
-				return program{steps: []step{{op: "exit", code: 0}}, ignoresTerm: true}, nil
+				return Program{steps: []step{{op: "exit", code: 0}}, IgnoresTerm: true}, nil
 			}
 		}
-		return program{steps: []step{{op: "forever"}}}, nil
+		return Program{steps: []step{{op: "forever"}}}, nil
 	}
-	return program{argv: argv, ignoresTerm: proc.IsShell(argv[0]) || path.Base(argv[0]) == "sleep"}, nil
+	return Program{Argv: argv, IgnoresTerm: proc.IsShell(argv[0]) || path.Base(argv[0]) == "sleep"}, nil
 }

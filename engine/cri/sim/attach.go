@@ -1,4 +1,4 @@
-package model
+package sim
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/creack/pty"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // stdio is what attach connects to: a container process's input (the
@@ -25,16 +26,16 @@ type stdio struct {
 // attached is one attach's output streams (errw nil on a terminal).
 type attached struct{ out, errw io.Writer }
 
-// newStdio gives a container the input and terminal its spec asks for,
-// when it runs a command.
-func newStdio(cfg ContainerConfig, command bool) (*stdio, error) {
-	s := &stdio{tty: cfg.TTY && command, once: cfg.StdinOnce, clients: map[*attached]bool{}}
+// newStdio gives a container the input and terminal its spec asks for
+// (CRI's stdin, stdin_once and tty), when it runs a command.
+func newStdio(cfg *runtimeapi.ContainerConfig, command bool) (*stdio, error) {
+	s := &stdio{tty: cfg.GetTty() && command, once: cfg.GetStdinOnce(), clients: map[*attached]bool{}}
 	var err error
 	switch {
 	case !command:
-	case cfg.TTY:
+	case cfg.GetTty():
 		s.feed, s.in, err = pty.Open()
-	case cfg.Stdin:
+	case cfg.GetStdin():
 		s.in, s.feed, err = os.Pipe()
 	}
 	return s, err
@@ -63,16 +64,16 @@ func (s *stdio) write(stream string, p []byte) {
 	}
 }
 
-// Attach connects the caller's streams to the container's process, as
+// attach connects the caller's streams to the container's process, as
 // kubectl attach does: its later output goes to out and errw, in (when
 // the container has a stdin) to its input, until the container exits or
 // ctx ends.
-func (r *Runtime) Attach(ctx context.Context, id string, in io.Reader, out, errw io.Writer) error {
+func (r *Runtime) attach(ctx context.Context, id string, in io.Reader, out, errw io.Writer) error {
 	c, err := r.running(id, "attach to")
 	if err != nil {
 		return err
 	}
-	s := c.stdio
+	s := c.proc.stdio
 	a := &attached{out: out, errw: errw}
 	if s.tty {
 		a.errw = nil
@@ -94,7 +95,7 @@ func (r *Runtime) Attach(ctx context.Context, id string, in io.Reader, out, errw
 		}()
 	}
 	select {
-	case <-c.exited:
+	case <-c.proc.exited:
 	case <-ctx.Done():
 	}
 	return nil
@@ -102,8 +103,7 @@ func (r *Runtime) Attach(ctx context.Context, id string, in io.Reader, out, errw
 
 // outputOf is where the container's process writes: the log (and the
 // attached clients), through its terminal when it has one.
-func (r *Runtime) outputOf(c *container, stdout, stderr io.Writer) (in io.Reader, out, errw io.Writer, wait func()) {
-	s := c.stdio
+func outputOf(s *stdio, stdout, stderr io.Writer) (in io.Reader, out, errw io.Writer, wait func()) {
 	if !s.tty {
 		if s.in != nil {
 			in = s.in

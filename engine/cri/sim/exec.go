@@ -1,4 +1,4 @@
-package model
+package sim
 
 import (
 	"bytes"
@@ -11,6 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 	"github.com/podtrace/podtrace/internal/syncbuf"
 )
@@ -19,19 +23,19 @@ import (
 // containerd's default (max_container_log_line_size).
 const maxLineBytes = 16 << 10
 
-// ExecSync runs cmd in the container, as an exec probe or hook does (see
+// execSync runs cmd in the container, as an exec probe or hook does (see
 // engine/cri/sim/proc), and returns its output and exit status; past
 // timeout (when positive) it gives up, as containerd does.
-func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (ExecResult, error) {
+func (r *Runtime) execSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr string, code int, err error) {
 	p, err := r.execProcess(id, cmd)
 	if err != nil {
-		return ExecResult{}, err
+		return "", "", 0, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
 	if timeout > 0 {
-		t := r.clock.NewTimer(timeout)
+		t := r.timing.Clock.NewTimer(timeout)
 		defer t.Stop()
 		go func() {
 			select {
@@ -42,22 +46,22 @@ func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout
 			}
 		}()
 	}
-	var stdout, stderr syncbuf.Buffer
-	p.Stdout, p.Stderr = &stdout, &stderr
-	code, err := proc.Run(ctx, p)
+	var out, errw syncbuf.Buffer
+	p.Stdout, p.Stderr = &out, &errw
+	code, err = proc.Run(ctx, p)
 	if err != nil {
 		if timedOut.Load() {
-			return ExecResult{}, fmt.Errorf("command %q timed out", cmd)
+			return "", "", 0, fmt.Errorf("command %q timed out", cmd)
 		}
-		return ExecResult{}, err
+		return "", "", 0, err
 	}
-	return ExecResult{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: code}, nil
+	return out.String(), errw.String(), code, nil
 }
 
-// Exec runs cmd in the container with the caller's streams, as kubectl
+// exec runs cmd in the container with the caller's streams, as kubectl
 // exec does, until it exits or ctx ends, and returns its exit status;
 // terminal says the streams are a terminal's.
-func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, terminal bool) (int, error) {
+func (r *Runtime) exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, terminal bool) (int, error) {
 	p, err := r.execProcess(id, cmd)
 	if err != nil {
 		return 0, err
@@ -72,22 +76,23 @@ func (r *Runtime) execProcess(id string, cmd []string) (proc.Process, error) {
 	if err != nil {
 		return proc.Process{}, err
 	}
-	p := r.process(c, cmd)
+	p := r.process(c.proc, cmd)
 	p.Exec = true
 	return p, nil
 }
 
 // running returns container id if it is running, or containerd's error
-// for what failed to verb it ("exec in", "attach to").
+// for what failed to verb it ("exec in", "attach to"). A container
+// restored from before a restart has no process: it is not found.
 func (r *Runtime) running(id, verb string) (*container, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.containers[id]
-	if !ok {
-		return nil, fmt.Errorf("container %q: %w", id, ErrNotFound)
+	if !ok || c.proc == nil {
+		return nil, status.Errorf(codes.NotFound, "container %q: not found", id)
 	}
-	if c.status.State != StateRunning {
-		return nil, fmt.Errorf("rpc error: code = Unknown desc = failed to %s container: container is in %s state", verb, c.status.State)
+	if s := c.status.State; s != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil, status.Errorf(codes.Unknown, "failed to %s container: container is in %s state", verb, s)
 	}
 	return c, nil
 }
@@ -102,8 +107,8 @@ func environ(env map[string]string) []string {
 	return out
 }
 
-// logWriter turns a container's output into log lines, one per line
-// written.
+// logWriter turns a container's output into lines of its log file, one
+// per line written, and passes it to the attached clients.
 type logWriter struct {
 	r       *Runtime
 	c       *container
@@ -113,7 +118,7 @@ type logWriter struct {
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
-	w.c.stdio.write(w.stream, p)
+	w.c.proc.stdio.write(w.stream, p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.partial = append(w.partial, p...)
@@ -144,6 +149,8 @@ func (w *logWriter) flush() {
 }
 
 func (w *logWriter) line(text string, partial bool) {
-	line := LogLine{Time: w.r.clock.Now(), Stream: w.stream, Text: strings.TrimSuffix(text, "\r"), Partial: partial}
-	w.r.logged(w.c.status.ID, line)
+	w.r.mu.Lock()
+	l := w.c.log
+	w.r.mu.Unlock()
+	l.write(w.r.timing.Clock.Now(), w.stream, strings.TrimSuffix(text, "\r"), partial)
 }
