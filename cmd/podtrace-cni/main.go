@@ -42,6 +42,22 @@ type conf struct {
 	// Delegate is the real plugin's configuration (its type and options);
 	// cniVersion and name are the network's.
 	Delegate map[string]any `json:"delegate"`
+	// Gateway is the node's address on its pods' bridge: a hostPort
+	// without a hostIP is served there (see hostPorts).
+	Gateway string `json:"gateway"`
+	// RuntimeConfig carries the pod's hostPorts, which containerd passes
+	// to a plugin with the portMappings capability.
+	RuntimeConfig struct {
+		PortMappings []portMapping `json:"portMappings,omitempty"`
+	} `json:"runtimeConfig"`
+}
+
+// portMapping is one hostPort, in the CNI portMappings convention.
+type portMapping struct {
+	HostPort      int    `json:"hostPort"`
+	ContainerPort int    `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+	HostIP        string `json:"hostIP,omitempty"`
 }
 
 func main() {
@@ -59,6 +75,9 @@ func add(args *skel.CmdArgs) error {
 	}
 	start := time.Now()
 	r, err := invoke.DelegateAdd(context.Background(), c.Delegate["type"].(string), delegate, nil)
+	if err == nil {
+		r, err = portMapAdd(c, r)
+	}
 	report := cniwire.Report{Duration: time.Since(start)}
 	var res *current.Result
 	if err == nil {
@@ -91,7 +110,7 @@ func del(args *skel.CmdArgs) error {
 		return err
 	}
 	start := time.Now()
-	err = invoke.DelegateDel(context.Background(), c.Delegate["type"].(string), delegate, nil)
+	err = errors.Join(portMapDel(c), invoke.DelegateDel(context.Background(), c.Delegate["type"].(string), delegate, nil))
 	report := cniwire.Report{Duration: time.Since(start)}
 	if err != nil {
 		report.Error = err.Error()

@@ -3,7 +3,9 @@ package containerd_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +62,20 @@ spec:
     readinessProbe:
       exec: {command: [/demo, fail, never ready]}
       periodSeconds: 1
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hostport
+spec:
+  nodeName: node-1
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: demo
+    image: demo:1.0
+    ports:
+    - {containerPort: 8080, hostPort: 54323}
+    - {containerPort: 8080, hostPort: 54324, hostIP: 127.0.0.1}
 ---
 apiVersion: v1
 kind: Service
@@ -165,6 +181,51 @@ func TestServicesAndDNSOnContainerd(t *testing.T) {
 		for _, n := range c.NodeSet.Nodes() {
 			gw := c.host.Node(n.Name).Gateway.String()
 			c.fetchAll(t, "client-1", "http://"+net.JoinHostPort(gw, nodePort)+"/", readyPods, false)
+		}
+	})
+	t.Run("hostport", func(t *testing.T) {
+		c.waitPods(t, "", 2*time.Minute, "the hostport pod running", func(ps []corev1.Pod) bool {
+			for _, p := range ps {
+				if p.Name == "hostport" {
+					return p.Status.Phase == corev1.PodRunning
+				}
+			}
+			return false
+		})
+		gw := c.host.Node("node-1").Gateway.String()
+		// From a pod on the other node, at node-1's address.
+		out := c.execOut(t, "client-2", "sh", "-c", "timeout 5 wget -q -O - http://"+net.JoinHostPort(gw, "54323")+"/ || echo FAILED")
+		if !strings.HasPrefix(out, "hello from hostport,") {
+			t.Errorf("wget node-1's hostPort 54323 from client-2: %q, want the hostport pod's answer", out)
+		}
+		// From the machine, on loopback (hostIP 127.0.0.1).
+		client := http.Client{Timeout: 5 * time.Second}
+		if resp, err := client.Get("http://127.0.0.1:54324/"); err != nil {
+			t.Errorf("GET 127.0.0.1:54324 (hostIP 127.0.0.1): %v", err)
+		} else {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.HasPrefix(string(body), "hello from hostport,") {
+				t.Errorf("GET 127.0.0.1:54324 (hostIP 127.0.0.1): %q, want the hostport pod's answer", body)
+			}
+		}
+		// A hostPort without a hostIP is node-1's address's alone, never
+		// every address of the machine: each of its DNAT rules names it.
+		rules, err := exec.Command("iptables-save", "-t", "nat").Output()
+		if err != nil {
+			t.Fatalf("iptables-save: %v", err)
+		}
+		n := 0
+		for _, r := range strings.Split(string(rules), "\n") {
+			if strings.Contains(r, "--dport 54323") && strings.Contains(r, "DNAT") {
+				n++
+				if !strings.Contains(r, "-d "+gw+"/32") {
+					t.Errorf("hostPort 54323's rule is not node-1's address (%s) alone: %s", gw, r)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("no DNAT rule for hostPort 54323:\n%s", rules)
 		}
 	})
 	t.Run("no MissingClusterDNS", func(t *testing.T) {

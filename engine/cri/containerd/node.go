@@ -177,7 +177,7 @@ func (h *Host) pluginBin(dir string) error {
 			}
 		}
 	}
-	for _, p := range []string{"bridge", "host-local", "loopback"} {
+	for _, p := range []string{"bridge", "host-local", "loopback", "portmap"} {
 		if !found[p] {
 			return fmt.Errorf("the CNI plugin %q is in none of %s (install containernetworking-plugins)", p, strings.Join(h.cfg.PluginDirs, ", "))
 		}
@@ -186,7 +186,8 @@ func (h *Host) pluginBin(dir string) error {
 }
 
 // writeConflist writes the node's network: podtrace-cni delegating to a
-// bridge with host-local addresses from podCIDR. The bridge is the pods'
+// bridge with host-local addresses from podCIDR, and to portmap for
+// hostPorts. The bridge is the pods'
 // gateway, so the node (and its kubelet's probes) reaches them; the pods
 // route only routes through it, and get no default route: no pod traffic
 // leaves the machine.
@@ -207,9 +208,13 @@ func writeConflist(dir string, n *Node, podCIDR string, routes []string, socket,
 		"cniVersion": "1.0.0",
 		"name":       "podtrace",
 		"plugins": []any{map[string]any{
-			"type":   PluginName,
-			"node":   n.Name,
-			"socket": socket,
+			"type":    PluginName,
+			"node":    n.Name,
+			"socket":  socket,
+			"gateway": n.Gateway.String(),
+			// The pods' hostPorts, which podtrace-cni serves through
+			// portmap on the node's address (cmd/podtrace-cni/hostports.go).
+			"capabilities": map[string]bool{"portMappings": true},
 			"delegate": map[string]any{
 				"type":        "bridge",
 				"bridge":      n.bridge,
