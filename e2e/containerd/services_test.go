@@ -123,7 +123,7 @@ const proxyOwnerFile = "/run/podtrace/kube-proxy.owner"
 // once podtrace stops, kube-proxy's nftables tables are gone.
 func TestServicesAndDNSOnContainerd(t *testing.T) {
 	needRoot(t)
-	t.Cleanup(func() { checkNoProxyTables(t) })                                     // runs after the cluster's own cleanup
+	t.Cleanup(func() { checkNoProxyTables(t); checkNoHostPortChains(t) })           // runs after the cluster's own cleanup
 	c := startRealCluster(t, 2, func(h *crictrd.HostConfig) { h.E2EImages = true }) // the suite's busybox: nslookup, seq, timeout
 	if c.NoServiceProxy != nil || c.Proxy == nil || c.NoClusterDNS != nil || c.DNS == nil {
 		t.Fatalf("kube-proxy %v, cluster DNS %v", c.NoServiceProxy, c.NoClusterDNS)
@@ -290,5 +290,20 @@ func checkNoProxyTables(t *testing.T) {
 	}
 	if _, err := os.Stat(proxyOwnerFile); err == nil {
 		t.Errorf("kube-proxy's claim on the host's tables (%s) left after podtrace stopped", proxyOwnerFile)
+	}
+}
+
+// checkNoHostPortChains fails if the portmap plugin's chains are left in
+// the machine's nat table once podtrace has stopped.
+func checkNoHostPortChains(t *testing.T) {
+	out, err := exec.Command("iptables-save", "-t", "nat").Output()
+	if err != nil {
+		t.Fatalf("iptables-save: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "CNI-HOSTPORT-") {
+			t.Errorf("portmap's rules left after podtrace stopped:\n%s", out)
+			return
+		}
 	}
 }

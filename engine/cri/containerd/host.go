@@ -142,6 +142,7 @@ func (h *Host) Close(ctx context.Context) error {
 		wg.Go(func() { errs[i] = n.Close(ctx) })
 	}
 	wg.Wait()
+	errs = append(errs, removeHostPortChains())
 	if h.plugins != nil {
 		errs = append(errs, h.plugins.close())
 	}
