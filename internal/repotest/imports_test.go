@@ -28,19 +28,28 @@ import (
 //     (engine/cri/NAME/...), only engine/cri's contract;
 //   - a runtime's own package (engine/cri/NAME) is imported only by
 //     engine/cri/runtimes, where runtimes are chosen: everything else
-//     starts one through it, by name.
+//     starts one through it, by name;
+//   - the simulated agnhost (engine/cri/sim/agnhost) is imported only by
+//     the simulated runtime (engine/cri/sim/...), which hands it to its
+//     processes.
 //
 // "Imports" is transitive and counts each package's tests, except in the
-// last three rules: cmd/podtrace's is about what it imports directly, the
+// last four rules: cmd/podtrace's is about what it imports directly, the
 // seams' about their code (their tests may run a real runtime), and the
-// runtimes' about what code imports directly (a runtime's tests, and
-// e2e tests, may start one themselves).
+// runtimes' and agnhost's about what code imports directly (tests may
+// start a runtime themselves).
 
 // under reports whether rel is dir or a package below it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 // runtimesPkg is where runtimes are chosen.
 const runtimesPkg = "engine/cri/runtimes"
+
+// agnhostPkg is the simulated agnhost, and simPkg the runtime that runs it.
+const (
+	agnhostPkg = "engine/cri/sim/agnhost"
+	simPkg     = "engine/cri/sim"
+)
 
 // isRuntime reports whether rel is a container runtime's own package:
 // engine/cri/NAME, other than the registry and the contract's test helpers.
@@ -65,6 +74,17 @@ func importViolations(mod string, deps, code, direct, imports map[string][]strin
 		for _, d := range ds {
 			if drel, ok := relative(mod, d); ok && isRuntime(drel) && !under(rel, drel) {
 				out = append(out, fmt.Sprintf("%s imports %s: a runtime is chosen only in %s", rel, drel, runtimesPkg))
+			}
+		}
+	}
+	for pkg, ds := range imports {
+		rel, ok := relative(mod, pkg)
+		if !ok || under(rel, simPkg) {
+			continue
+		}
+		for _, d := range ds {
+			if drel, ok := relative(mod, d); ok && under(drel, agnhostPkg) {
+				out = append(out, fmt.Sprintf("%s imports %s: only the simulated runtime (%s) runs agnhost", rel, drel, simPkg))
 			}
 		}
 	}
@@ -235,13 +255,15 @@ func TestImportViolations(t *testing.T) {
 	cleanDirect := map[string][]string{p("cmd/podtrace"): {p("engine"), p("source/live"), p("tui")}}
 	cleanCode := map[string][]string{p("engine/hooks/cri"): {p("engine/cri"), p("engine/trace"), p("stages")}}
 	cleanImports := map[string][]string{
-		p("engine/cri/runtimes"):   {p("engine/cri"), p("engine/cri/sim"), p("engine/cri/containerd")},
-		p("engine/cri/containerd"): {p("engine/cri"), p("engine/cri/sim/ipam")},
-		p("engine/nodeset"):        {p("engine/cri"), p("engine/cri/runtimes")},
-		p("cmd/podtrace"):          {p("engine"), p("engine/cri/runtimes")},
-		p("cmd/podtrace-cni"):      {p("engine/cri/containerd/cniwire")},
-		p("engine/cri/sim/ipam"):   {"net/netip"},
-		p("engine/cri/critest"):    {p("engine/cri")},
+		p("engine/cri/runtimes"):    {p("engine/cri"), p("engine/cri/sim"), p("engine/cri/containerd")},
+		p("engine/cri/containerd"):  {p("engine/cri"), p("engine/cri/sim/ipam")},
+		p("engine/nodeset"):         {p("engine/cri"), p("engine/cri/runtimes")},
+		p("cmd/podtrace"):           {p("engine"), p("engine/cri/runtimes")},
+		p("cmd/podtrace-cni"):       {p("engine/cri/containerd/cniwire")},
+		p("engine/cri/sim/ipam"):    {"net/netip"},
+		p("engine/cri/critest"):     {p("engine/cri")},
+		p("engine/cri/sim"):         {p("engine/cri"), p("engine/cri/sim/agnhost"), p("engine/cri/sim/proc")},
+		p("engine/cri/sim/agnhost"): {p("engine/cri/sim/proc")},
 	}
 	if v := importViolations(m, clean, cleanCode, cleanDirect, cleanImports); len(v) != 0 {
 		t.Fatalf("clean graph reported %q", v)
@@ -274,6 +296,14 @@ func TestImportViolations(t *testing.T) {
 	want = "engine/hooks/cri imports engine/cri/containerd/cniwire: the seams reach a runtime only through engine/cri's contract"
 	if got := importViolations(m, clean, seam, cleanDirect, cleanImports); !slices.Contains(got, want) {
 		t.Errorf("a seam importing a runtime: got %q, want %q", got, want)
+	}
+	for _, pkg := range []string{"engine/node", "engine/cri/containerd", "cmd/podtrace"} {
+		imports := maps.Clone(cleanImports)
+		imports[p(pkg)] = []string{p("engine/cri/sim/agnhost")}
+		want := pkg + " imports engine/cri/sim/agnhost: only the simulated runtime (engine/cri/sim) runs agnhost"
+		if got := importViolations(m, clean, cleanCode, cleanDirect, imports); !slices.Contains(got, want) {
+			t.Errorf("%s importing agnhost: got %q, want %q", pkg, got, want)
+		}
 	}
 	for _, tt := range []struct{ pkg, runtime string }{
 		{"engine", "engine/cri/containerd"},

@@ -6,6 +6,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podtrace/podtrace/engine/cri/sim/agnhost"
 	"github.com/podtrace/podtrace/engine/cri/sim/model"
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
@@ -35,7 +36,7 @@ type process struct {
 // process is argv as a process of container p.
 func (r *Runtime) process(p *process, argv []string) proc.Process {
 	return proc.Process{Argv: argv, Env: p.env, FS: p.fs, Sleep: r.timing.Sleep, UID: p.uid, GID: p.gid, Security: p.sec, Dir: p.dir,
-		Image: p.image, Hostname: p.host, Net: p.net}
+		Image: p.image, Hostname: p.host, Net: p.net, Programs: agnhost.Programs()}
 }
 
 // newProcess is the process of a container of cfg in a pod of sc, with

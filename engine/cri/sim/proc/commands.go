@@ -98,10 +98,6 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		if o, _ := parseNc(rest); !o.listen {
 			return c.nc(ctx, hc, rest)
 		} // nc -l serves, as an unknown command does (below)
-	case "agnhost", "agnhost-2":
-		if c.imageHas("agnhost") {
-			return c.agnhost(ctx, hc, args)
-		}
 	case "dig":
 		if c.imageHas("dig") {
 			return c.dig(ctx, hc, rest)
@@ -190,7 +186,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		for _, f := range operands(rest) {
 			w, err := c.p.FS.Open(abs(hc.Dir, f), os.O_WRONLY|os.O_CREATE, 0o644)
 			if err != nil {
-				return fail("%s: %s", f, reason(err))
+				return fail("%s: %s", f, Reason(err))
 			}
 			w.Close()
 		}
@@ -198,7 +194,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 	case "mkdir":
 		for _, d := range operands(rest) {
 			if err := c.p.FS.Mkdir(abs(hc.Dir, d)); err != nil {
-				return fail("can't create directory '%s': %s", d, reason(err))
+				return fail("can't create directory '%s': %s", d, Reason(err))
 			}
 		}
 		return nil
@@ -207,7 +203,7 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		force, recursive := strings.Contains(fl, "f"), strings.ContainsAny(fl, "rR")
 		for _, f := range operands(rest) {
 			if err := c.p.FS.Remove(abs(hc.Dir, f), recursive); err != nil && !(force && errors.Is(err, fs.ErrNotExist)) {
-				return fail("can't remove '%s': %s", f, reason(err))
+				return fail("can't remove '%s': %s", f, Reason(err))
 			}
 		}
 		return nil
@@ -219,32 +215,48 @@ func (c *commands) run(ctx context.Context, args []string) error {
 		if info, err := c.p.FS.Stat(abs(hc.Dir, ops[1])); err == nil && info.IsDir() {
 			ops[1] = path.Join(ops[1], path.Base(ops[0])) // into the directory
 		}
-		b, err := readFile(c.p.FS, abs(hc.Dir, ops[0]))
+		b, err := c.p.FS.ReadFile(abs(hc.Dir, ops[0]))
 		if err != nil {
-			return fail("can't stat '%s': %s", ops[0], reason(err))
+			return fail("can't stat '%s': %s", ops[0], Reason(err))
 		}
 		w, err := c.p.FS.Open(abs(hc.Dir, ops[1]), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			return fail("can't create '%s': %s", ops[1], reason(err))
+			return fail("can't create '%s': %s", ops[1], Reason(err))
 		}
 		defer w.Close()
 		if _, err := w.Write(b); err != nil {
-			return fail("error writing '%s': %s", ops[1], reason(err))
+			return fail("error writing '%s': %s", ops[1], Reason(err))
 		}
 		if name == "mv" {
 			_ = c.p.FS.Remove(abs(hc.Dir, ops[0]), false)
 		}
 		return nil
 	}
+	if prog := c.p.Programs[name]; prog != nil && c.imageHas(name) {
+		return c.program(ctx, hc, prog, args)
+	}
 	return c.unknown(ctx) // a server: it runs until stopped
+}
+
+// unknown is what a command the simulation does not know does (see
+// Process.Unknown).
+func (c *commands) unknown(ctx context.Context) error {
+	_, err := c.p.Unknown(ctx)
+	return err
+}
+
+// process is args as a process of its own, run from the shell with env,
+// the caller's streams and directory.
+func (c *commands) process(hc interp.HandlerContext, args, env []string) Process {
+	p := c.p
+	p.Argv, p.Env, p.Stdin, p.Stdout, p.Stderr, p.Dir = args, env, hc.Stdin, hc.Stdout, hc.Stderr, hc.Dir
+	return p
 }
 
 // nested runs args as a process of its own (a shell a script starts, the
 // command env runs) with env, the caller's streams and directory.
 func (c *commands) nested(ctx context.Context, hc interp.HandlerContext, args, env []string) error {
-	p := c.p
-	p.Argv, p.Env, p.Stdin, p.Stdout, p.Stderr, p.Dir = args, env, hc.Stdin, hc.Stdout, hc.Stderr, hc.Dir
-	code, err := Run(ctx, p)
+	code, err := Run(ctx, c.process(hc, args, env))
 	if err != nil {
 		return err
 	}
@@ -267,14 +279,14 @@ func (c *commands) each(hc interp.HandlerContext, name string, files []string, d
 		}
 		r, err := c.p.FS.Open(abs(hc.Dir, f), os.O_RDONLY, 0)
 		if err != nil {
-			fmt.Fprintf(hc.Stderr, "%s: can't open '%s': %s\n", name, f, reason(err))
+			fmt.Fprintf(hc.Stderr, "%s: can't open '%s': %s\n", name, f, Reason(err))
 			code = 1
 			continue
 		}
 		err = do(r)
 		r.Close()
 		if err != nil {
-			fmt.Fprintf(hc.Stderr, "%s: read error: %s\n", name, reason(err))
+			fmt.Fprintf(hc.Stderr, "%s: read error: %s\n", name, Reason(err))
 			code = 1
 		}
 	}
@@ -423,8 +435,10 @@ func seconds(s string) (time.Duration, bool) {
 	return time.Duration(f * float64(unit)), true
 }
 
-// reason is an error's words as busybox prints them.
-func reason(err error) string {
+// Reason is an error's words as busybox prints them: "No such file or
+// directory" for a file that does not exist, "Permission denied", else
+// the error's text with a capital.
+func Reason(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

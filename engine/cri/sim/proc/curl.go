@@ -185,7 +185,7 @@ func (c *commands) curlOne(ctx context.Context, hc interp.HandlerContext, o curl
 			if ip == nil {
 				return nil, &curlError{6, "Could not resolve host: " + host}
 			}
-			conn, err := dial(ctx, network, net.JoinHostPort(ip.String(), port), o.connectTimeout)
+			conn, err := c.p.Dial(ctx, network, net.JoinHostPort(ip.String(), port), o.connectTimeout)
 			if err != nil {
 				ms := time.Since(start).Milliseconds()
 				var ne net.Error

@@ -138,7 +138,7 @@ func (c *commands) dig(ctx context.Context, hc interp.HandlerContext, args []str
 		m.SetQuestion(name, o.qtype)
 		m.SetEdns0(1232, false)
 		for try := 0; try < o.tries; try++ {
-			if r, err = digExchange(ctx, o.tcp, addr, m, o.timeout); err == nil || isDialError(err) {
+			if r, err = c.digExchange(ctx, o.tcp, addr, m, o.timeout); err == nil || isDialError(err) {
 				break
 			}
 		}
@@ -173,11 +173,11 @@ func digNames(o digOptions, rc resolvConf) []string {
 
 // digExchange sends m over UDP (as nslookup does) or over a TCP
 // connection from the pod network namespace.
-func digExchange(ctx context.Context, tcp bool, addr string, m *dns.Msg, timeout time.Duration) (*dns.Msg, error) {
+func (c *commands) digExchange(ctx context.Context, tcp bool, addr string, m *dns.Msg, timeout time.Duration) (*dns.Msg, error) {
 	if !tcp {
 		return exchange(ctx, addr, m, timeout)
 	}
-	conn, err := dial(ctx, "tcp", addr, timeout)
+	conn, err := c.p.Dial(ctx, "tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}

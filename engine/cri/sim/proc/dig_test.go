@@ -7,6 +7,9 @@ import (
 	"testing"
 )
 
+// agnhostImage is an image with dig and curl (agnhost's).
+const agnhostImage = "registry.k8s.io/e2e-test-images/agnhost:2.55"
+
 // runIn runs argv under exec in a pod of namespace default whose image is
 // image, its nameserver nameserver.
 func runIn(t *testing.T, image, nameserver string, argv ...string) (code int, stdout, stderr string) {

@@ -44,11 +44,19 @@ type resolvConf struct {
 	ndots                  int
 }
 
+// ResolvConf returns the nameservers and the search domains of the
+// container's /etc/resolv.conf, as musl reads them (127.0.0.1 without
+// one).
+func (f *FS) ResolvConf() (servers, search []string) {
+	rc := readResolvConf(f)
+	return rc.servers, rc.search
+}
+
 // readResolvConf reads the container's /etc/resolv.conf; without one,
 // the resolvers ask 127.0.0.1.
 func readResolvConf(fsys *FS) resolvConf {
 	rc := resolvConf{ndots: 1}
-	b, _ := readFile(fsys, "/etc/resolv.conf")
+	b, _ := fsys.ReadFile("/etc/resolv.conf")
 	var domain []string
 	haveSearch := false
 	s := bufio.NewScanner(strings.NewReader(string(b)))

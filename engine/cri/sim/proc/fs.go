@@ -91,8 +91,10 @@ func abs(dir, name string) string {
 	return path.Clean("/" + name)
 }
 
-// host returns where name is on the host and whether a mount holds it.
-func (f *FS) host(name string) (string, Mount, bool) {
+// HostPath returns where the container's path name (absolute, clean) is
+// on the host, and the mount that holds it; ok is false when no mount
+// does (the file is in the in-memory layer).
+func (f *FS) HostPath(name string) (hostPath string, m Mount, ok bool) {
 	for _, m := range f.mounts {
 		if name == m.ContainerPath {
 			return m.HostPath, m, true
@@ -106,7 +108,7 @@ func (f *FS) host(name string) (string, Mount, bool) {
 
 // Open opens name as os.OpenFile would, with flag and perm.
 func (f *FS) Open(name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-	if h, m, ok := f.host(name); ok {
+	if h, m, ok := f.HostPath(name); ok {
 		if m.ReadOnly && flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EROFS}
 		}
@@ -139,9 +141,19 @@ func (f *FS) Open(name string, flag int, perm os.FileMode) (io.ReadWriteCloser, 
 	return &memReader{Reader: bytes.NewReader(bytes.Clone(mf.data))}, nil
 }
 
+// ReadFile reads the container's file name (relative to /).
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	r, err := f.Open(abs("/", name), 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
 // Stat describes name.
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
-	if h, _, ok := f.host(name); ok {
+	if h, _, ok := f.HostPath(name); ok {
 		return os.Stat(h)
 	}
 	f.mu.Lock()
@@ -174,7 +186,7 @@ func (f *FS) hasChildren(dir string) bool {
 // ReadDir lists dir: a mount's own entries, or the mounts and in-memory
 // files below it.
 func (f *FS) ReadDir(dir string) ([]fs.DirEntry, error) {
-	if h, _, ok := f.host(dir); ok {
+	if h, _, ok := f.HostPath(dir); ok {
 		return os.ReadDir(h)
 	}
 	f.mu.Lock()
@@ -219,7 +231,7 @@ func (f *FS) ReadDir(dir string) ([]fs.DirEntry, error) {
 // Mkdir makes dir (and its parents) in the in-memory layer, or on the
 // host under a writable mount.
 func (f *FS) Mkdir(dir string) error {
-	if h, m, ok := f.host(dir); ok {
+	if h, m, ok := f.HostPath(dir); ok {
 		if m.ReadOnly {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.EROFS}
 		}
@@ -238,7 +250,7 @@ func (f *FS) Mkdir(dir string) error {
 
 // Remove removes name; a directory only if recursive, with what it holds.
 func (f *FS) Remove(name string, recursive bool) error {
-	if h, m, ok := f.host(name); ok {
+	if h, m, ok := f.HostPath(name); ok {
 		if m.ReadOnly || name == m.ContainerPath {
 			return &fs.PathError{Op: "remove", Path: name, Err: syscall.EROFS}
 		}

@@ -117,7 +117,7 @@ func (r musl) lookup(ctx context.Context, name string, f family) ([]net.IP, stri
 // lines of /etc/hosts that name name, and the first such line's first
 // name. found is false when no line names it, so DNS is asked.
 func (r musl) fromHosts(name string, f family) (addrs []net.IP, canon string, found bool) {
-	b, err := readFile(r.c.p.FS, "/etc/hosts")
+	b, err := r.c.p.FS.ReadFile("/etc/hosts")
 	if err != nil {
 		return nil, "", false
 	}
@@ -173,7 +173,7 @@ func (r musl) fromDNS(ctx context.Context, name string, f family) (addrs []net.I
 // addrName is musl's getnameinfo for an address: its name in
 // /etc/hosts, else its PTR record, else the address itself.
 func (r musl) addrName(ctx context.Context, ip net.IP) string {
-	if b, err := readFile(r.c.p.FS, "/etc/hosts"); err == nil {
+	if b, err := r.c.p.FS.ReadFile("/etc/hosts"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			line, _, _ = strings.Cut(line, "#")
 			if f := strings.Fields(line); len(f) >= 2 && ip.Equal(net.ParseIP(f[0])) {

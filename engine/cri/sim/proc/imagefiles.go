@@ -58,6 +58,15 @@ func imageFiles(image string) map[string][]byte {
 	return files
 }
 
+// WithImage adds to f the files of image that the simulation knows (see
+// imageFiles). It returns f.
+func (f *FS) WithImage(image string) *FS {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.addImage(image, "/")
+	return f
+}
+
 // addImage puts image's files under dir in the in-memory layer: at the
 // root for the container's own image, at an image volume's mount path
 // for the volume's. f.mu is held.

@@ -9,10 +9,7 @@ import (
 	"testing"
 )
 
-const (
-	kittenImage   = "registry.k8s.io/e2e-test-images/kitten:1.8"
-	nautilusImage = "registry.k8s.io/e2e-test-images/nautilus:1.8"
-)
+const kittenImage = "registry.k8s.io/e2e-test-images/kitten:1.8"
 
 // An image volume shows its image's files at its mount path, as the
 // ImageVolume spec reads kitten's: data.json naming kitten.jpg and
@@ -39,31 +36,16 @@ func TestImageVolume(t *testing.T) {
 	}
 }
 
-// kitten's and nautilus's test-webserver serve their data.json and
-// picture on port 80, as kubectl's Update Demo reads data.json through
-// the pod proxy.
-func TestKittenAndNautilusServeTheirData(t *testing.T) {
-	for _, tc := range []struct{ image, picture string }{{kittenImage, "kitten.jpg"}, {nautilusImage, "nautilus.jpg"}} {
-		n, _ := startPod(t, NewFS(nil, false).WithImage(tc.image), tc.image, nil, 1, "/agnhost", "test-webserver")
-		if got, want := ask(t, n, "http", 80, "/data.json"), "200 {\n  \"image\": \""+tc.picture+"\"\n}"; !strings.HasPrefix(got, want) {
-			t.Errorf("%s: GET /data.json: %q, want %q", tc.image, got, want)
-		}
-		if got := ask(t, n, "http", 80, "/"+tc.picture); !strings.HasPrefix(got, "200 \xff\xd8") { // a JPEG's start
-			t.Errorf("%s: GET /%s: %.20q, want a JPEG", tc.image, tc.picture, got)
-		}
-	}
-}
-
 // agnhost's image has upstream's /localhost.crt and /localhost.key
 // (porter's): a pair for 127.0.0.1 and ::1 from "Acme Co", the same in
 // every container, as a client that pins it expects.
 func TestAgnhostImageHasUpstreamsCertificate(t *testing.T) {
 	fsys := NewFS(nil, false).WithImage("registry.k8s.io/e2e-test-images/agnhost:2.63.0")
-	certPEM, err := readFile(fsys, "/localhost.crt")
+	certPEM, err := fsys.ReadFile("/localhost.crt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyPEM, err := readFile(fsys, "/localhost.key")
+	keyPEM, err := fsys.ReadFile("/localhost.key")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ type imageSpec struct {
 }
 
 // agnhostPrograms are those of agnhost's image (test/images/agnhost's
-// Dockerfile): agnhost, dig and curl.
-var agnhostPrograms = []string{"agnhost", "dig", "curl"}
+// Dockerfile): agnhost (also as agnhost-2, a link to it), dig and curl.
+var agnhostPrograms = []string{"agnhost", "agnhost-2", "dig", "curl"}
 
 // knownImages are the images the simulation knows, by their repository's name.
 // agnhost's (test/images/agnhost) runs /agnhost and pauses; kitten's and

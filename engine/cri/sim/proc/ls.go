@@ -39,7 +39,7 @@ func (c *commands) ls(hc interp.HandlerContext, args []string) error {
 		}
 		entries, err := c.p.FS.ReadDir(name)
 		if err != nil {
-			fmt.Fprintf(hc.Stderr, "ls: %s: %s\n", t, reason(err))
+			fmt.Fprintf(hc.Stderr, "ls: %s: %s\n", t, Reason(err))
 			code = 1
 			continue
 		}

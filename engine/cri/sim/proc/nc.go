@@ -105,7 +105,7 @@ func (c *commands) nc(ctx context.Context, hc interp.HandlerContext, args []stri
 		network = "udp"
 	}
 	target := net.JoinHostPort(ip.String(), port)
-	conn, err := dial(ctx, network, target, o.wait)
+	conn, err := c.p.Dial(ctx, network, target, o.wait)
 	if err == nil && o.zero && o.udp {
 		err = c.udpProbe(ctx, conn, o.wait)
 	}

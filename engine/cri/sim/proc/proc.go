@@ -4,9 +4,11 @@
 // speaks); the commands they call are simulated here (cat, ls, env, sleep,
 // grep, ...) against the container's files (FS: the volumes and files the
 // kubelet mounted, where it put them, over an in-memory layer) and its
-// environment as the kubelet computed it. A command the simulation does
-// not know is taken for a server: as a container's process it runs until
-// stopped, under exec it succeeds at once. Nothing runs on the host.
+// environment as the kubelet computed it. Programs beyond busybox's
+// (agnhost's, engine/cri/sim/agnhost) come in the process's Programs,
+// from the runtime. A command the simulation does not know is taken for
+// a server: as a container's process it runs until stopped, under exec
+// it succeeds at once. Nothing runs on the host.
 package proc
 
 import (
@@ -49,7 +51,7 @@ type Process struct {
 	// Dir is the working directory ("/" when empty).
 	Dir string
 	// Image is the container's image (a normalized reference): the
-	// commands that busybox lacks (dig, curl, agnhost) exist only in the
+	// commands that busybox lacks (dig, curl, Programs) exist only in the
 	// images that have them (see imageHas).
 	Image string
 	// Hostname is the pod's host name (agnhost's servers answer it);
@@ -58,6 +60,10 @@ type Process struct {
 	// Net is where the container's servers listen (its pod's address);
 	// nil for none.
 	Net Network
+	// Programs are the programs its image may have beyond busybox's
+	// applets (agnhost's); a command among them runs only when the image
+	// has it.
+	Programs Programs
 }
 
 // IsShell reports whether argv0 names a shell.
@@ -128,9 +134,9 @@ func Run(ctx context.Context, p Process) (code int, err error) {
 		return runScript(ctx, p, rest[0], set, rest[min(2, len(rest)):])
 	case len(rest) > 0:
 		// sh FILE [ARG...]: the script is a file of the container's.
-		b, err := readFile(p.FS, abs(p.Dir, rest[0]))
+		b, err := p.FS.ReadFile(abs(p.Dir, rest[0]))
 		if err != nil {
-			fmt.Fprintf(p.Stderr, "%s: can't open '%s': %s\n", path.Base(p.Argv[0]), rest[0], reason(err))
+			fmt.Fprintf(p.Stderr, "%s: can't open '%s': %s\n", path.Base(p.Argv[0]), rest[0], Reason(err))
 			return 127, nil
 		}
 		return runScript(ctx, p, string(b), set, rest[1:])
@@ -170,14 +176,4 @@ func asFile(in io.Reader) (*os.File, func(), error) {
 		w.Close()
 	}()
 	return r, func() { r.Close() }, nil
-}
-
-// readFile reads a container's file.
-func readFile(fsys *FS, name string) ([]byte, error) {
-	f, err := fsys.Open(abs("/", name), 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }

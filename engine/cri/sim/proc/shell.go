@@ -147,7 +147,7 @@ func newRunner(ctx context.Context, p Process, set, params []string) (*interp.Ru
 				if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 					op, shown = "can't create", name
 				}
-				return nil, &fs.PathError{Op: p.Argv[0] + ": " + op, Path: shown, Err: errors.New(reason(err))}
+				return nil, &fs.PathError{Op: p.Argv[0] + ": " + op, Path: shown, Err: errors.New(Reason(err))}
 			}
 			return f, nil
 		}),

@@ -226,7 +226,7 @@ func (s sysctlRun) act(setting string) int {
 				fmt.Fprintf(errw, "sysctl: error: '%s' is an unknown key\n", outname)
 			}
 		default:
-			fmt.Fprintf(errw, "sysctl: error %sing key '%s': %s\n", verb, outname, reason(err))
+			fmt.Fprintf(errw, "sysctl: error %sing key '%s': %s\n", verb, outname, Reason(err))
 		}
 		return 1
 	}
@@ -241,7 +241,7 @@ func (s sysctlRun) act(setting string) int {
 	}
 	b, err := io.ReadAll(r)
 	if err != nil {
-		fmt.Fprintf(errw, "sysctl: error reading key '%s': %s\n", outname, reason(err))
+		fmt.Fprintf(errw, "sysctl: error reading key '%s': %s\n", outname, Reason(err))
 		return 1
 	}
 	for _, l := range strings.SplitAfter(string(b), "\n") {
@@ -264,7 +264,7 @@ func (s sysctlRun) line(w io.Writer, name, l string) {
 func (s sysctlRun) preload(file string) {
 	r, err := s.c.p.FS.Open(abs(s.hc.Dir, file), os.O_RDONLY, 0)
 	if err != nil {
-		fmt.Fprintf(s.hc.Stderr, "sysctl: can't open '%s': %s\n", file, reason(err))
+		fmt.Fprintf(s.hc.Stderr, "sysctl: can't open '%s': %s\n", file, Reason(err))
 		return
 	}
 	defer r.Close()

@@ -119,7 +119,7 @@ func (c *commands) wc(hc interp.HandlerContext, args []string) error {
 	for _, name := range names {
 		n, err := read(name)
 		if err != nil {
-			fmt.Fprintf(hc.Stderr, "wc: %s: %s\n", name, reason(err))
+			fmt.Fprintf(hc.Stderr, "wc: %s: %s\n", name, Reason(err))
 			code = 1
 			continue
 		}

@@ -13,25 +13,10 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/interp"
-
-	"github.com/podtrace/podtrace/engine/podnet"
 )
-
-// dial opens a connection over network ("tcp" or "udp") to addr
-// (IP:port): the simulated programs' only way to a server. As with
-// exchange, only in podtrace's pod network namespace does a connection
-// leave the process (to a pod's address, or a Service's, which
-// kube-proxy's rules lead to one); elsewhere the network is unreachable.
-var dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
-	if !podnet.Inside() {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
-	}
-	return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, addr)
-}
 
 // wgetOptions are the options of busybox's wget that the simulation reads.
 type wgetOptions struct {
@@ -202,8 +187,8 @@ func (c *commands) wgetRequest(ctx context.Context, hc interp.HandlerContext, o 
 		data := []byte(o.postData)
 		if o.postFile {
 			var err error
-			if data, err = readFile(c.p.FS, abs(hc.Dir, o.postData)); err != nil {
-				return nil, fmt.Errorf("can't open '%s': %s", o.postData, reason(err))
+			if data, err = c.p.FS.ReadFile(abs(hc.Dir, o.postData)); err != nil {
+				return nil, fmt.Errorf("can't open '%s': %s", o.postData, Reason(err))
 			}
 		}
 		method, body = http.MethodPost, bytes.NewReader(data)
@@ -234,7 +219,7 @@ func (c *commands) connect(ctx context.Context, hc interp.HandlerContext, o wget
 	if !o.quiet {
 		fmt.Fprintf(hc.Stderr, "Connecting to %s (%s)\n", host, target)
 	}
-	conn, err := dial(ctx, "tcp", target, o.timeout)
+	conn, err := c.p.Dial(ctx, "tcp", target, o.timeout)
 	if err != nil {
 		return nil, wgetFailure(fmt.Sprintf("can't connect to remote host (%s): %s", ip, errnoText(err)))
 	}
@@ -294,7 +279,7 @@ func (c *commands) save(hc interp.HandlerContext, o wgetOptions, u *url.URL, bod
 	}
 	w, err := c.p.FS.Open(abs(hc.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("can't open '%s': %s", name, reason(err))
+		return fmt.Errorf("can't open '%s': %s", name, Reason(err))
 	}
 	defer w.Close()
 	if !o.quiet {

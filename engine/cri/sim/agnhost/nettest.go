@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
-	"mvdan.cc/sh/v3/interp"
 )
 
 // nettestState is agnhost nettest's State, which /read answers verbatim
@@ -43,19 +41,19 @@ const nettestSearch = 5*time.Minute + 15*5*time.Second
 // (agnhost asks the API server for --service's endpoints, which a
 // simulated pod cannot reach): it finds no peers, and /status says
 // running until the search would have given up, then fail.
-func (c *commands) nettest(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
+func (c *cmd) nettest(ctx context.Context, fs *pflag.FlagSet, args []string) (int, error) {
 	port := fs.Int("port", 8080, "Port number to serve at.")
 	peers := fs.Int("peers", 8, "Must find at least this many peers for the test to pass.")
 	svcName := fs.String("service", "nettest", "Service to find other network test pods in.")
 	namespace := fs.String("namespace", "default", "Namespace of this pod.")
 	fs.Int("delay-shutdown", 0, "Number of seconds to delay shutdown when receiving SIGTERM.")
 	if err := fs.Parse(args); err != nil {
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
-	log := newLogger(hc.Stderr)
+	log := newLogger(c.p.Stderr)
 	if *svcName == "" {
 		log.printf("Must provide -service flag.")
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
 	s := &nettestState{Hostname: c.p.Hostname, StillContactingPeers: true}
 	search := func(ctx context.Context, _ func(int)) {
@@ -65,7 +63,7 @@ func (c *commands) nettest(ctx context.Context, hc interp.HandlerContext, fs *pf
 			s.mu.Unlock()
 		}
 	}
-	return c.serveExiting(ctx, hc, search, func(exit func(int)) []service {
+	return c.serveExiting(ctx, search, func(exit func(int)) []service {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/quit", func(http.ResponseWriter, *http.Request) { exit(0) })
 		mux.HandleFunc("/read", s.read)
@@ -129,38 +127,5 @@ func (s *nettestState) status(peers int, service string) string {
 func (s *nettestState) appendErr(err error) {
 	if err != nil {
 		s.Errors = append(s.Errors, err.Error())
-	}
-}
-
-// serveExiting serves what services builds, and runs background (when
-// not nil) beside it, until ctx ends or the program exits: both get exit,
-// which ends the process with a status (as agnhost's os.Exit and
-// log.Fatal do from a handler or a goroutine), and background gets the
-// process's context, which ends with it. The process returns once
-// background has.
-func (c *commands) serveExiting(ctx context.Context, hc interp.HandlerContext, background func(ctx context.Context, exit func(status int)), services func(exit func(status int)) []service) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var status atomic.Int32
-	status.Store(-1)
-	exit := func(code int) {
-		if status.CompareAndSwap(-1, int32(code)) {
-			cancel()
-		}
-	}
-	var wg sync.WaitGroup
-	if background != nil {
-		wg.Go(func() { background(ctx, exit) })
-	}
-	err := c.serve(ctx, hc, services(exit))
-	cancel()
-	wg.Wait()
-	switch code := status.Load(); code {
-	case -1:
-		return err
-	case 0:
-		return nil
-	default:
-		return interp.ExitStatus(uint8(code))
 	}
 }

@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // TestAgnhostEtcHosts runs agnhost etc-hosts as the Kubelet hostAliases
@@ -19,15 +21,15 @@ func TestAgnhostEtcHosts(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name        string
-		mounts      []Mount
+		mounts      []proc.Mount
 		code        int
 		out, stderr string
 	}{
-		{"the kubelet's hosts file", []Mount{{ContainerPath: "/etc/hosts", HostPath: hostsFile}}, 0, hosts + "\n", ""},
+		{"the kubelet's hosts file", []proc.Mount{{ContainerPath: "/etc/hosts", HostPath: hostsFile}}, 0, hosts + "\n", ""},
 		{"none", nil, 2, "", "panic: open /etc/hosts: no such file or directory\n"},
 	} {
 		var out, errw bytes.Buffer
-		code, err := Run(t.Context(), Process{Argv: []string{"/agnhost", "etc-hosts"}, FS: NewFS(tc.mounts, false),
+		code, err := proc.Run(t.Context(), proc.Process{Programs: Programs(), Argv: []string{"/agnhost", "etc-hosts"}, FS: proc.NewFS(tc.mounts, false),
 			Image: agnhostImage, Stdout: &out, Stderr: &errw})
 		if err != nil || code != tc.code || out.String() != tc.out || !strings.HasPrefix(errw.String(), tc.stderr) {
 			t.Errorf("%s: exit %d (%v), stdout %q, stderr %q; want %d, %q, %q...", tc.name, code, err, out.String(), errw.String(), tc.code, tc.out, tc.stderr)

@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"mvdan.cc/sh/v3/interp"
 )
 
 // Agnhost guestbook's timings: a replica tries to register with its
@@ -25,7 +24,7 @@ const (
 // guestbookServer is one agnhost guestbook process: its key-value store,
 // and as a primary the addresses of the replicas it pushes updates to.
 type guestbookServer struct {
-	c           *commands
+	c           *cmd
 	log         *logger
 	backendPort string
 
@@ -42,21 +41,21 @@ type guestbookServer struct {
 // own pod address as host) and takes its store; the primary then passes
 // each /set on to its replicas. A replica that cannot register within
 // 15 s exits 1.
-func (c *commands) guestbook(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
+func (c *cmd) guestbook(ctx context.Context, fs *pflag.FlagSet, args []string) (int, error) {
 	httpPort := fs.String("http-port", "80", "HTTP Listen Port")
 	backendPort := fs.String("backend-port", "6379", "Backend's HTTP Listen Port")
 	replicaOf := fs.String("replicaof", "", "The host's name to register to")
 	if err := fs.Parse(args); err != nil {
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
-	g := &guestbookServer{c: c, log: newLogger(hc.Stderr), backendPort: *backendPort, store: map[string]any{}}
+	g := &guestbookServer{c: c, log: newLogger(c.p.Stderr), backendPort: *backendPort, store: map[string]any{}}
 	port, err := strconv.Atoi(*httpPort)
 	if err != nil {
 		g.log.printf("listen tcp: lookup tcp/%s: unknown port", *httpPort)
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
 	register := func(ctx context.Context, exit func(int)) { g.register(ctx, *replicaOf, exit) }
-	return c.serveExiting(ctx, hc, register, func(exit func(int)) []service {
+	return c.serveExiting(ctx, register, func(exit func(int)) []service {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/register", g.registerHandler)
 		mux.HandleFunc("/get", g.getHandler)
@@ -80,7 +79,7 @@ func (g *guestbookServer) register(ctx context.Context, primary string, exit fun
 	}
 	// The time counts on the runtime's clock, the one retry sleeps on.
 	for waited := time.Duration(0); waited < guestbookRegisterTimeout; waited += guestbookRetry {
-		primaryIP := g.c.resolve(ctx, primary)
+		primaryIP := g.c.p.Resolve(ctx, primary)
 		host, err := g.localIP(ctx, primary, primaryIP)
 		if err != nil {
 			if !retry("unable to get IP %s: %v.", hostPort, err) {
@@ -90,7 +89,7 @@ func (g *guestbookServer) register(ctx context.Context, primary string, exit fun
 		}
 		request := "register?host=" + host.String()
 		g.log.printf("Registering to primary: %s/%s", hostPort, request)
-		response, err := dialHTTP(ctx, request, net.JoinHostPort(primaryIP.String(), g.backendPort))
+		response, err := g.c.dialHTTP(ctx, request, net.JoinHostPort(primaryIP.String(), g.backendPort))
 		if err != nil {
 			if !retry("encountered error while registering to primary: %v.", err) {
 				return
@@ -129,7 +128,7 @@ func (g *guestbookServer) localIP(ctx context.Context, host string, hostIP net.I
 	if hostIP == nil {
 		return nil, fmt.Errorf("dial udp: lookup %s: no such host", host)
 	}
-	if ip := g.c.resolve(ctx, g.c.p.Hostname); ip != nil {
+	if ip := g.c.p.Resolve(ctx, g.c.p.Hostname); ip != nil {
 		return ip, nil
 	}
 	return nil, fmt.Errorf("dial udp: lookup %s: no such host", g.c.p.Hostname)
@@ -177,7 +176,7 @@ func (g *guestbookServer) setHandler(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	request := fmt.Sprintf("set?key=%s&value=%s", key, value)
 	for _, replica := range replicas {
-		if _, err := dialHTTP(r.Context(), request, net.JoinHostPort(replica, g.backendPort)); err != nil {
+		if _, err := g.c.dialHTTP(r.Context(), request, net.JoinHostPort(replica, g.backendPort)); err != nil {
 			http.Error(w, fmt.Sprintf("encountered error while propagating to replica '%s': %v", replica, err), http.StatusExpectationFailed)
 			return
 		}
@@ -203,12 +202,12 @@ func (g *guestbookServer) guestbookHandler(w http.ResponseWriter, r *http.Reques
 	if cmd == "get" {
 		host = "agnhost-replica"
 	}
-	ip := g.c.resolve(r.Context(), host)
+	ip := g.c.p.Resolve(r.Context(), host)
 	if ip == nil {
 		http.Error(w, fmt.Sprintf("host and/or port param are invalid. lookup %s: no such host", host), http.StatusBadRequest)
 		return
 	}
-	response, err := dialHTTP(r.Context(), fmt.Sprintf("%s?key=%s&value=%s", cmd, key, value), net.JoinHostPort(ip.String(), g.backendPort))
+	response, err := g.c.dialHTTP(r.Context(), fmt.Sprintf("%s?key=%s&value=%s", cmd, key, value), net.JoinHostPort(ip.String(), g.backendPort))
 	if err != nil {
 		http.Error(w, fmt.Sprintf("encountered error: %v", err), http.StatusExpectationFailed)
 		return

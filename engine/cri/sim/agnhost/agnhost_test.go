@@ -1,153 +1,19 @@
-package proc
+package agnhost
 
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
-
-// loopNet is a pod's network on loopback: each port the container listens
-// on gets a free loopback port, and addr says which.
-type loopNet struct {
-	mu    sync.Mutex
-	tcp   map[int]string
-	udp   map[int]string
-	added chan struct{}
-}
-
-func newLoopNet() *loopNet {
-	return &loopNet{tcp: map[int]string{}, udp: map[int]string{}, added: make(chan struct{}, 64)}
-}
-
-func (n *loopNet) Listen(port int) ([]net.Listener, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	n.tcp[port] = l.Addr().String()
-	n.mu.Unlock()
-	n.added <- struct{}{}
-	return []net.Listener{l}, nil
-}
-
-func (n *loopNet) ListenPacket(port int) ([]net.PacketConn, error) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	n.udp[port] = pc.LocalAddr().String()
-	n.mu.Unlock()
-	n.added <- struct{}{}
-	return []net.PacketConn{pc}, nil
-}
-
-// addr is where the pod's port answers on loopback, "" if nowhere.
-func (n *loopNet) addr(network string, port int) string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if network == "udp" {
-		return n.udp[port]
-	}
-	return n.tcp[port]
-}
-
-// startPod runs argv as the main process of a pod named backend-1 at
-// 10.244.1.9 with file system fsys, image and env, until the test ends, and waits until it
-// listens on listening sockets.
-func startPod(t *testing.T, fsys *FS, image string, env []string, listening int, argv ...string) (*loopNet, *syncbuf.Buffer) {
-	t.Helper()
-	n := newLoopNet()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var stderr syncbuf.Buffer
-	go func() {
-		defer close(done)
-		_, _ = Run(ctx, Process{Argv: argv, Env: append([]string{"HOSTNAME=backend-1"}, env...), FS: fsys,
-			Stderr: &stderr, Image: image, Hostname: "backend-1", Net: n, Sleep: func(context.Context, time.Duration) error { return nil }})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	for range listening {
-		select {
-		case <-n.added:
-		case <-done:
-			t.Fatalf("%q exited: %s", argv, stderr.String())
-		case <-time.After(time.Minute):
-			t.Fatalf("%q did not listen: %s", argv, stderr.String())
-		}
-	}
-	// /dial's connections from the pod reach its own ports through its address.
-	saved := dial
-	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
-		host, p, _ := net.SplitHostPort(addr)
-		port, _ := strconv.Atoi(p)
-		if to := n.addr(network, port); host == "10.244.1.9" && to != "" {
-			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, to)
-		}
-		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	}
-	t.Cleanup(func() { dial = saved })
-	return n, &stderr
-}
-
-// ask sends req to the pod's port as a spec's client would: an HTTP(S)
-// GET of the path req, a datagram req, or a bare TCP connect (req "").
-func ask(t *testing.T, n *loopNet, network string, port int, req string) string {
-	t.Helper()
-	transport := network
-	if network == "http" || network == "https" {
-		transport = "tcp"
-	}
-	addr := n.addr(transport, port)
-	if addr == "" {
-		t.Fatalf("nothing listens on %s port %d", network, port)
-	}
-	switch network {
-	case "http", "https":
-		client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-		resp, err := client.Get(network + "://" + addr + req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Sprintf("%d %s", resp.StatusCode, b)
-	}
-	conn, err := net.DialTimeout(network, addr, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if req != "" {
-		_, _ = conn.Write([]byte(req))
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
-	var got bytes.Buffer
-	buf := make([]byte, 2048)
-	k, err := conn.Read(buf)
-	got.Write(buf[:k])
-	if network == "tcp" && err == nil {
-		_, _ = io.Copy(&got, conn)
-	}
-	return got.String()
-}
-
-const agnhostImage = "registry.k8s.io/e2e-test-images/agnhost:2.55"
 
 func TestAgnhostServers(t *testing.T) {
 	type check struct {
@@ -224,7 +90,7 @@ func TestAgnhostOnlyInItsImage(t *testing.T) {
 		{"docker.io/library/busybox:1.36", []string{"/agnhost", "netexec"}, 0, ""},
 	} {
 		var out bytes.Buffer
-		code, err := Run(context.Background(), Process{Argv: tc.argv, FS: pod(t, "10.96.0.10"), Stdout: &out, Exec: true, Image: tc.image})
+		code, err := proc.Run(context.Background(), proc.Process{Programs: Programs(), Argv: tc.argv, FS: withResolvConf(t, "10.96.0.10"), Stdout: &out, Exec: true, Image: tc.image})
 		if err != nil || code != tc.code || out.String() != tc.out {
 			t.Errorf("%q in %s: exit %d (%v), stdout %q, want exit %d, %q", tc.argv, tc.image, code, err, out.String(), tc.code, tc.out)
 		}
@@ -254,7 +120,7 @@ func TestAgnhostPrinters(t *testing.T) {
 		{[]string{"/agnhost-2", "entrypoint-tester", "override", "arguments"}, 0, "[/agnhost-2 entrypoint-tester override arguments]\n"},
 	} {
 		var out bytes.Buffer
-		code, err := Run(context.Background(), Process{Argv: tc.argv, FS: fsys, Stdout: &out, Image: agnhostImage,
+		code, err := proc.Run(context.Background(), proc.Process{Programs: Programs(), Argv: tc.argv, FS: fsys, Stdout: &out, Image: agnhostImage,
 			Sleep: func(context.Context, time.Duration) error { return nil }})
 		if err != nil || code != tc.code || out.String() != tc.out {
 			t.Errorf("%q: exit %d (%v), stdout:\n%s\nwant exit %d, stdout:\n%s", tc.argv, code, err, out.String(), tc.code, tc.out)
@@ -277,9 +143,7 @@ func TestTestWebserverServesTheImagesCertificate(t *testing.T) {
 		{"mv -v /tmp/localhost.crt / || true", "200 -----BEGIN CERTIFICATE-----"},
 	} {
 		if step.mv != "" {
-			if code, _, stderr := run(t, fsys, true, "sh", "-c", step.mv); code != 0 {
-				t.Fatalf("%s: exit %d: %s", step.mv, code, stderr)
-			}
+			sh(t, fsys, step.mv)
 		}
 		if got := ask(t, n, "http", 80, "/localhost.crt"); !strings.HasPrefix(got, step.want) {
 			t.Errorf("after %q, GET /localhost.crt: %.40q, want %q...", step.mv, got, step.want)
@@ -315,7 +179,7 @@ func TestMounttestFSType(t *testing.T) {
 	if st.Type == tmpfsMagic {
 		diskType = "tmpfs"
 	}
-	fsys := NewFS([]Mount{{ContainerPath: "/mem", HostPath: mem, Type: "tmpfs"}, {ContainerPath: "/disk", HostPath: disk}}, false)
+	fsys := proc.NewFS([]proc.Mount{{ContainerPath: "/mem", HostPath: mem, Type: "tmpfs"}, {ContainerPath: "/disk", HostPath: disk}}, false)
 	for _, tc := range []struct{ path, want string }{
 		{"/mem", "tmpfs"},
 		{"/mem/sub", "tmpfs"},
@@ -328,11 +192,27 @@ func TestMounttestFSType(t *testing.T) {
 			}
 		}
 		var out bytes.Buffer
-		code, err := Run(context.Background(), Process{Argv: []string{"/agnhost", "mounttest", "--fs_type=" + tc.path}, FS: fsys,
+		code, err := proc.Run(context.Background(), proc.Process{Programs: Programs(), Argv: []string{"/agnhost", "mounttest", "--fs_type=" + tc.path}, FS: fsys,
 			Stdout: &out, Image: agnhostImage})
 		want := fmt.Sprintf("mount type of %q: %s\n", tc.path, tc.want)
 		if err != nil || code != 0 || out.String() != want {
 			t.Errorf("mounttest --fs_type=%s: exit %d (%v), stdout %q, want %q", tc.path, code, err, out.String(), want)
+		}
+	}
+}
+
+// kitten's and nautilus's test-webserver serve their data.json and
+// picture on port 80, as kubectl's Update Demo reads data.json through
+// the pod proxy.
+func TestKittenAndNautilusServeTheirData(t *testing.T) {
+	for _, tc := range []struct{ image, picture string }{{"registry.k8s.io/e2e-test-images/kitten:1.8", "kitten.jpg"},
+		{"registry.k8s.io/e2e-test-images/nautilus:1.8", "nautilus.jpg"}} {
+		n, _ := startPod(t, proc.NewFS(nil, false).WithImage(tc.image), tc.image, nil, 1, "/agnhost", "test-webserver")
+		if got, want := ask(t, n, "http", 80, "/data.json"), "200 {\n  \"image\": \""+tc.picture+"\"\n}"; !strings.HasPrefix(got, want) {
+			t.Errorf("%s: GET /data.json: %q, want %q", tc.image, got, want)
+		}
+		if got := ask(t, n, "http", 80, "/"+tc.picture); !strings.HasPrefix(got, "200 \xff\xd8") { // a JPEG's start
+			t.Errorf("%s: GET /%s: %.20q, want a JPEG", tc.image, tc.picture, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"fmt"
@@ -6,9 +6,10 @@ import (
 	_ "unsafe" // go:linkname, for agnhost webhook's handlers
 
 	"github.com/spf13/pflag"
-
 	"k8s.io/kubernetes/test/images/agnhost/crd-conversion-webhook/converter"
 	_ "k8s.io/kubernetes/test/images/agnhost/webhook" // the handlers linked below
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // agnhost webhook's handlers are upstream's own code: the package is a
@@ -98,14 +99,14 @@ func readyz(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok"
 // --sidecar-image is accepted and not used: upstream's handler reads it
 // from a global of the package, so /mutating-pods-sidecar answers that no
 // image was given (no conformance spec calls it).
-func (c *commands) admissionServer(fs *pflag.FlagSet, mux func() *http.ServeMux) func() ([]service, error) {
+func (c *cmd) admissionServer(fs *pflag.FlagSet, mux func() *http.ServeMux) func() ([]service, error) {
 	certFile := fs.String("tls-cert-file", "", "File containing the default x509 Certificate for HTTPS.")
 	keyFile := fs.String("tls-private-key-file", "", "File containing the default x509 private key matching --tls-cert-file.")
 	port := fs.Int("port", 443, "Secure port that the webhook listens on")
 	return func() ([]service, error) {
 		for _, f := range []string{*certFile, *keyFile} {
-			if _, err := readFile(c.p.FS, f); err != nil {
-				return nil, fmt.Errorf("open %s: %s", f, reason(err))
+			if _, err := c.p.FS.ReadFile(f); err != nil {
+				return nil, fmt.Errorf("open %s: %s", f, proc.Reason(err))
 			}
 		}
 		tlsConfig, err := c.tlsConfig(*certFile, *keyFile)

@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 func TestLogsGenerator(t *testing.T) {
@@ -27,7 +29,7 @@ func TestLogsGenerator(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		var slept time.Duration
-		code, err := Run(context.Background(), Process{Argv: append([]string{"/agnhost", "logs-generator"}, tc.args...), FS: NewFS(nil, false),
+		code, err := proc.Run(context.Background(), proc.Process{Programs: Programs(), Argv: append([]string{"/agnhost", "logs-generator"}, tc.args...), FS: proc.NewFS(nil, false),
 			Stdout: &stdout, Stderr: &stderr, Image: agnhostImage,
 			Sleep: func(_ context.Context, d time.Duration) error { slept += d; return nil }})
 		if err != nil || code != tc.code || slept != tc.slept || stdout.Len() != 0 {

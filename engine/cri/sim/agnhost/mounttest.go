@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"mvdan.cc/sh/v3/interp"
 )
 
 // mounttestNewFile is what mounttest writes to a new file.
@@ -28,7 +27,7 @@ const tmpfsMagic = 0x01021994
 // their modes, then prints the file system type, mode, permissions, owner
 // and content of the files its flags name, in agnhost's words, and exits
 // 1 if any failed. The volumes' conformance specs read its output.
-func (c *commands) mounttest(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
+func (c *cmd) mounttest(ctx context.Context, fs *pflag.FlagSet, args []string) (int, error) {
 	str := func(name string) *string { return fs.String(name, "", "") }
 	fsType, mode, perm, owner := str("fs_type"), str("file_mode"), str("file_perm"), str("file_owner")
 	newFiles := map[os.FileMode]*string{0o644: str("new_file_0644"), 0o666: str("new_file_0666"), 0o660: str("new_file_0660"), 0o777: str("new_file_0777")}
@@ -36,19 +35,19 @@ func (c *commands) mounttest(ctx context.Context, hc interp.HandlerContext, fs *
 	retry := fs.Int("retry_time", 180, "")
 	breakOnExpected := fs.Bool("break_on_expected_content", true, "")
 	if err := fs.Parse(args); err != nil {
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
-	out := hc.Stdout
+	out := c.p.Stdout
 	failed := false
 	check := func(path string, f func(name string) error) {
-		if path != "" && f(abs(hc.Dir, path)) != nil {
+		if path != "" && f(c.p.Abs(path)) != nil {
 			failed = true
 		}
 	}
 	check(*fsType, func(name string) error {
 		var st syscall.Statfs_t
 		st.Type = overlayMagic
-		if h, m, ok := c.p.FS.host(name); ok {
+		if h, m, ok := c.p.FS.HostPath(name); ok {
 			if err := syscall.Statfs(h, &st); err != nil {
 				fmt.Fprintf(out, "error from statfs(%q): %v\n", *fsType, err)
 				return err
@@ -90,14 +89,14 @@ func (c *commands) mounttest(ctx context.Context, hc interp.HandlerContext, fs *
 	check(*content, func(name string) error { return c.printContent(out, *content, name) })
 	check(*loop, func(name string) error { return c.contentInLoop(ctx, out, *loop, name, *retry, *breakOnExpected) })
 	if failed {
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
-	return nil
+	return 0, nil
 }
 
 // newFile writes mounttest's new file with mode perm (its umask is 0),
 // then prints its content.
-func (c *commands) newFile(out io.Writer, path, name string, perm os.FileMode) error {
+func (c *cmd) newFile(out io.Writer, path, name string, perm os.FileMode) error {
 	w, err := c.p.FS.Open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err == nil {
 		if f, ok := w.(*os.File); ok {
@@ -118,8 +117,8 @@ func (c *commands) newFile(out io.Writer, path, name string, perm os.FileMode) e
 }
 
 // printContent prints a file's content as mounttest does.
-func (c *commands) printContent(out io.Writer, path, name string) error {
-	b, err := readFile(c.p.FS, name)
+func (c *cmd) printContent(out io.Writer, path, name string) error {
+	b, err := c.p.FS.ReadFile(name)
 	if err != nil {
 		fmt.Fprintf(out, "error reading file content for %q: %v\n", path, err)
 		return err
@@ -130,7 +129,7 @@ func (c *commands) printContent(out io.Writer, path, name string) error {
 
 // contentInLoop prints a file's content every 2 seconds for retry
 // seconds, until it is mounttest's new file's when breakOnExpected.
-func (c *commands) contentInLoop(ctx context.Context, out io.Writer, path, name string, retry int, breakOnExpected bool) error {
+func (c *cmd) contentInLoop(ctx context.Context, out io.Writer, path, name string, retry int, breakOnExpected bool) error {
 	var err error
 	for waited := time.Duration(0); waited < time.Duration(retry)*time.Second; waited += 2 * time.Second {
 		if waited > 0 {
@@ -139,7 +138,7 @@ func (c *commands) contentInLoop(ctx context.Context, out io.Writer, path, name 
 			}
 		}
 		var b []byte
-		if b, err = readFile(c.p.FS, name); err != nil {
+		if b, err = c.p.FS.ReadFile(name); err != nil {
 			fmt.Fprintf(out, "Error reading file %s: %v, retrying\n", path, err)
 			continue
 		}

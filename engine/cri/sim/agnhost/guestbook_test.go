@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -14,30 +14,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
 // podCluster is pods on loopback: each port a pod listens on gets a free
-// loopback port, and dial leads the pod's IP:port there.
+// loopback port, and its pods' Dial leads the pod's IP:port there.
 type podCluster struct {
 	mu    sync.Mutex
 	addrs map[string]string // pod IP:port -> loopback address
 }
 
-// newPodCluster points dial at the cluster's pods until the test ends.
-func newPodCluster(t *testing.T) *podCluster {
-	cl := &podCluster{addrs: map[string]string{}}
-	saved := dial
-	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
-		if to := cl.addr(addr); network == "tcp" && to != "" {
-			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, to)
-		}
-		to := net.TCPAddrFromAddrPort(netip.MustParseAddrPort(addr))
-		return nil, &net.OpError{Op: "dial", Net: network, Addr: to, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	}
-	t.Cleanup(func() { dial = saved })
-	return cl
-}
+// newPodCluster is a cluster of no pods yet.
+func newPodCluster() *podCluster { return &podCluster{addrs: map[string]string{}} }
 
 // addr is where a pod's IP:port answers on loopback, "" if nowhere.
 func (cl *podCluster) addr(podAddr string) string {
@@ -65,12 +54,22 @@ func (p podAt) Listen(port int) ([]net.Listener, error) {
 
 func (p podAt) ListenPacket(int) ([]net.PacketConn, error) { return nil, nil }
 
+// Dial leads a TCP connection to a pod's IP:port to where it listens;
+// anything else is refused.
+func (p podAt) Dial(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
+	if to := p.cl.addr(addr); network == "tcp" && to != "" {
+		return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, to)
+	}
+	to := net.TCPAddrFromAddrPort(netip.MustParseAddrPort(addr))
+	return nil, &net.OpError{Op: "dial", Net: network, Addr: to, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+}
+
 // start runs argv in a pod named name at ip, whose /etc/hosts also
 // names hosts (standing in for Services' names), until the test ends;
 // it returns the pod's log and the process's exit status once it ends.
 func (cl *podCluster) start(t *testing.T, name, ip, hosts string, argv ...string) (*syncbuf.Buffer, <-chan int) {
 	t.Helper()
-	fsys := NewFS(nil, false)
+	fsys := proc.NewFS(nil, false)
 	w, err := fsys.Open("/etc/hosts", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +81,7 @@ func (cl *podCluster) start(t *testing.T, name, ip, hosts string, argv ...string
 	exited, done := make(chan int, 1), make(chan struct{})
 	go func() {
 		defer close(done)
-		code, _ := Run(ctx, Process{Argv: argv, Env: []string{"HOSTNAME=" + name}, FS: fsys, Stderr: &log,
+		code, _ := proc.Run(ctx, proc.Process{Programs: Programs(), Argv: argv, Env: []string{"HOSTNAME=" + name}, FS: fsys, Stderr: &log,
 			Image: agnhostImage, Hostname: name, Net: podAt{cl, ip}, Sleep: func(context.Context, time.Duration) error { return nil }})
 		exited <- code
 	}()
@@ -121,7 +120,7 @@ func waitLog(t *testing.T, log *syncbuf.Buffer, want string) {
 // (a primary, a replica, a frontend) and asks the frontend as the spec
 // does: an entry set through it is read back from the replica.
 func TestGuestbookApplication(t *testing.T) {
-	cl := newPodCluster(t)
+	cl := newPodCluster()
 	services := "10.244.1.2\tagnhost-primary\n10.244.1.3\tagnhost-replica\n"
 	cl.start(t, "primary-1", "10.244.1.2", services, "agnhost", "guestbook", "--http-port", "6379")
 	replicaLog, _ := cl.start(t, "replica-1", "10.244.1.3", services, "agnhost", "guestbook", "--replicaof", "agnhost-primary", "--http-port", "6379")
@@ -148,7 +147,7 @@ func TestGuestbookApplication(t *testing.T) {
 // TestGuestbookFrontendWithoutBackends answers as agnhost's does when the
 // backends' names do not resolve or nothing listens there.
 func TestGuestbookFrontendWithoutBackends(t *testing.T) {
-	cl := newPodCluster(t)
+	cl := newPodCluster()
 	cl.start(t, "frontend-1", "10.244.1.4", "10.244.1.9\tagnhost-primary\n", "agnhost", "guestbook", "--backend-port", "6379")
 	for _, tc := range []struct{ path, want string }{
 		{"/guestbook?cmd=get&key=messages", "Bad Request host and/or port param are invalid. lookup agnhost-replica: no such host\n"},

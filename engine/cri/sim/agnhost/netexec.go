@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 	"github.com/podtrace/podtrace/internal/syncbuf"
 )
 
@@ -22,7 +23,7 @@ import (
 // (/hostname, /hostName, /echo, /clientip, /dial, /healthz, /shell, ...)
 // and logging each request as they do (lifecycle hooks' specs read
 // "GET /echo?msg=poststart" in its log).
-func (c *commands) netexec(ctx context.Context, fs *pflag.FlagSet, log *logger) func() ([]service, error) {
+func (c *cmd) netexec(ctx context.Context, fs *pflag.FlagSet, log *logger) func() ([]service, error) {
 	httpPort := fs.Int("http-port", 8080, "HTTP Listen Port")
 	udpPort := fs.Int("udp-port", 8081, "UDP Listen Port")
 	fs.Int("sctp-port", -1, "SCTP Listen Port")
@@ -63,7 +64,7 @@ func (c *commands) netexec(ctx context.Context, fs *pflag.FlagSet, log *logger) 
 }
 
 // netexecMux is netexec's HTTP routes.
-func (c *commands) netexecMux(ctx context.Context, port int, log *logger) *http.ServeMux {
+func (c *cmd) netexecMux(ctx context.Context, port int, log *logger) *http.ServeMux {
 	host := c.p.Hostname
 	mux := http.NewServeMux()
 	// text answers f's text and logs "GET path", as agnhost's handlers do.
@@ -121,7 +122,7 @@ func (c *commands) netexecMux(ctx context.Context, port int, log *logger) *http.
 
 // netexecUDP answers netexec's UDP commands: hostname, echo TEXT,
 // clientip and serverport.
-func (c *commands) netexecUDP(port int) func([]byte, net.Addr) []byte {
+func (c *cmd) netexecUDP(port int) func([]byte, net.Addr) []byte {
 	return func(msg []byte, from net.Addr) []byte {
 		text := strings.ToLower(strings.TrimSpace(string(msg)))
 		switch {
@@ -141,7 +142,7 @@ func (c *commands) netexecUDP(port int) func([]byte, net.Addr) []byte {
 // dialHandler is netexec's /dial: the pod itself sends request to
 // host:port over HTTP (GET /request) or UDP, tries times, and answers
 // {"responses":[...]} and {"errors":[...]} as agnhost does.
-func (c *commands) dialHandler(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+func (c *cmd) dialHandler(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	request, protocol := q.Get("request"), strings.ToLower(q.Get("protocol"))
 	tries := 1
@@ -159,15 +160,15 @@ func (c *commands) dialHandler(ctx context.Context, w http.ResponseWriter, r *ht
 	var dialer func(context.Context, string, string) (string, error)
 	switch protocol {
 	case "", "http":
-		dialer = dialHTTP
+		dialer = c.dialHTTP
 	case "udp":
-		dialer = dialUDP
+		dialer = c.dialUDP
 	default:
 		http.Error(w, fmt.Sprintf("unsupported protocol. %s", protocol), http.StatusBadRequest)
 		return
 	}
 	host := q.Get("host")
-	if ip := c.resolve(ctx, host); host != "" && ip != nil {
+	if ip := c.p.Resolve(ctx, host); host != "" && ip != nil {
 		host = ip.String()
 	}
 	port, err := strconv.Atoi(q.Get("port"))
@@ -197,9 +198,9 @@ func (c *commands) dialHandler(ctx context.Context, w http.ResponseWriter, r *ht
 }
 
 // dialHTTP is /dial's HTTP try: GET http://addr/request within 5 s.
-func dialHTTP(ctx context.Context, request, addr string) (string, error) {
+func (c *cmd) dialHTTP(ctx context.Context, request, addr string) (string, error) {
 	transport := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-		return dial(ctx, network, a, 5*time.Second)
+		return c.p.Dial(ctx, network, a, 5*time.Second)
 	}}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
@@ -217,8 +218,8 @@ func dialHTTP(ctx context.Context, request, addr string) (string, error) {
 }
 
 // dialUDP is /dial's UDP try: request sent, the reply awaited 5 s.
-func dialUDP(ctx context.Context, request, addr string) (string, error) {
-	conn, err := dial(ctx, "udp", addr, 5*time.Second)
+func (c *cmd) dialUDP(ctx context.Context, request, addr string) (string, error) {
+	conn, err := c.p.Dial(ctx, "udp", addr, 5*time.Second)
 	if err != nil {
 		return "", fmt.Errorf("udp dial failed. err:%v", err)
 	}
@@ -237,7 +238,7 @@ func dialUDP(ctx context.Context, request, addr string) (string, error) {
 
 // shellHandler is netexec's /shell: sh -c shellCommand (or cmd) run in
 // the container, its output and error as JSON.
-func (c *commands) shellHandler(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+func (c *cmd) shellHandler(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	cmd := r.FormValue("shellCommand")
 	if cmd == "" {
 		cmd = r.FormValue("cmd")
@@ -245,7 +246,7 @@ func (c *commands) shellHandler(ctx context.Context, w http.ResponseWriter, r *h
 	var buf syncbuf.Buffer
 	p := c.p
 	p.Argv, p.Stdin, p.Stdout, p.Stderr, p.Exec = []string{"/bin/sh", "-c", cmd}, nil, &buf, &buf, true
-	code, err := Run(ctx, p)
+	code, err := proc.Run(ctx, p)
 	out := map[string]string{}
 	if s := buf.String(); s != "" {
 		out["output"] = s
@@ -259,19 +260,31 @@ func (c *commands) shellHandler(ctx context.Context, w http.ResponseWriter, r *h
 	writeJSON(w, out)
 }
 
+// The agnhost image's certificate (for 127.0.0.1 and ::1) and key,
+// porter's default pair.
+const (
+	imageCert = "/localhost.crt"
+	imageKey  = "/localhost.key"
+)
+
 // tlsConfig serves the certificate and key of the container's files
 // certFile and keyFile, or where it has none, the agnhost image's own
-// (upstream's /localhost.crt, for 127.0.0.1 and ::1).
-func (c *commands) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
+// (imageCert and imageKey).
+func (c *cmd) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 	var certPEM, keyPEM []byte
 	var err error
 	if certFile != "" && keyFile != "" {
-		if certPEM, err = readFile(c.p.FS, certFile); err == nil {
-			keyPEM, err = readFile(c.p.FS, keyFile)
+		if certPEM, err = c.p.FS.ReadFile(certFile); err == nil {
+			keyPEM, err = c.p.FS.ReadFile(keyFile)
 		}
 	}
 	if certPEM == nil || keyPEM == nil { // the image's own pair (porter's default)
-		certPEM, keyPEM = agnhostCert()
+		if certPEM, err = c.p.FS.ReadFile(imageCert); err == nil {
+			keyPEM, err = c.p.FS.ReadFile(imageKey)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {

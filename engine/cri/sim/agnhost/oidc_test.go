@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	jose "gopkg.in/go-jose/go-jose.v2"
 	"gopkg.in/go-jose/go-jose.v2/jwt"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // fakeIssuer is the API server's OIDC discovery on loopback: the
@@ -89,14 +90,13 @@ func TestServiceAccountIssuerDiscovery(t *testing.T) {
 	srv := fakeIssuer(t, key, saToken)
 	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	saved := dial
-	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
+	// The pod reaches the issuer, and nothing else.
+	toIssuer := dialOnly(func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
 		if addr == srv.Listener.Addr().String() {
 			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, addr)
 		}
-		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	}
-	t.Cleanup(func() { dial = saved })
+		return nil, refused(network)
+	})
 
 	for _, tc := range []struct {
 		name     string
@@ -127,13 +127,13 @@ func TestServiceAccountIssuerDiscovery(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			fsys := NewFS([]Mount{{ContainerPath: "/var/run/secrets/kubernetes.io/serviceaccount", HostPath: sa, ReadOnly: true},
+			fsys := proc.NewFS([]proc.Mount{{ContainerPath: "/var/run/secrets/kubernetes.io/serviceaccount", HostPath: sa, ReadOnly: true},
 				{ContainerPath: "/var/run/secrets/tokens", HostPath: tokens, ReadOnly: true}}, false).WithImage(agnhostImage)
 			var stderr strings.Builder
-			code, err := Run(t.Context(), Process{Argv: []string{"/agnhost", "test-service-account-issuer-discovery",
+			code, err := proc.Run(t.Context(), proc.Process{Programs: Programs(), Argv: []string{"/agnhost", "test-service-account-issuer-discovery",
 				"--token-path", "/var/run/secrets/tokens/sa-token", "--audience", "oidc-discovery-test", "--v=4"},
 				Env: []string{"KUBERNETES_SERVICE_HOST=" + host, "KUBERNETES_SERVICE_PORT=" + port}, FS: fsys,
-				Stderr: &stderr, Image: agnhostImage})
+				Stderr: &stderr, Image: agnhostImage, Net: toIssuer})
 			if err != nil || code != tc.wantCode {
 				t.Fatalf("exit %d, %v; want %d\n%s", code, err, tc.wantCode, stderr.String())
 			}

@@ -1,12 +1,15 @@
-package proc
+// Package agnhost is agnhost, Kubernetes' e2e test image's program
+// (registry.k8s.io/e2e-test-images/agnhost, test/images/agnhost), in a
+// simulated container: a proc.Program the simulated runtime hands its
+// processes in Programs, run on the container's files, environment and
+// pod network (proc.Process) and nothing of the host.
+package agnhost
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"path"
@@ -17,39 +20,25 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"mvdan.cc/sh/v3/interp"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
-// Network is where a container's servers listen: its pod's address, and
-// the host ports mapped to the container's ports. The simulated runtime
-// gives each container its pod's.
-type Network interface {
-	// Listen opens TCP listeners for port: on the pod's address, and on
-	// the host ports mapped to it. It returns those it opened, and an
-	// error when the pod's address could not be bound.
-	Listen(port int) ([]net.Listener, error)
-	// ListenPacket opens UDP sockets for port, as Listen does.
-	ListenPacket(port int) ([]net.PacketConn, error)
-}
+// Programs are agnhost's programs by command name, for a process's
+// proc.Process.Programs: /agnhost and /agnhost-2, the image's link to it
+// (entrypoint-tester's specs run it).
+func Programs() proc.Programs { return proc.Programs{"agnhost": run, "agnhost-2": run} }
 
-// WithImage adds to f the files of image that the simulation knows (see
-// imageFiles). It returns f.
-func (f *FS) WithImage(image string) *FS {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.addImage(image, "/")
-	return f
-}
+// cmd is one agnhost process.
+type cmd struct{ p proc.Process }
 
-// A service is one socket a simulated server answers on: over TCP with
-// an HTTP handler (TLS when tls is set) or raw (conn), or over UDP with
-// udp's reply to each datagram (none when it returns nil).
-type service struct {
-	port    int
-	handler http.Handler
-	tls     *tls.Config
-	conn    func(net.Conn)
-	udp     func(msg []byte, from net.Addr) []byte
+// run is agnhost as a proc.Program; its servers answer the pod's host
+// name, HOSTNAME's value when the process has none.
+func run(ctx context.Context, p proc.Process) (int, error) {
+	if p.Hostname == "" {
+		p.Hostname = p.Getenv("HOSTNAME")
+	}
+	return (&cmd{p: p}).agnhost(ctx, p.Argv)
 }
 
 // agnhost runs the subcommands of Kubernetes' e2e test image
@@ -63,25 +52,22 @@ type service struct {
 // dns-suffix and dns-server-list. Any other
 // subcommand is taken for a server, as an unknown command is. argv is
 // the whole command line.
-func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv []string) error {
+func (c *cmd) agnhost(ctx context.Context, argv []string) (int, error) {
 	args := argv[1:]
 	if len(args) == 0 {
-		return c.unknown(ctx)
-	}
-	if c.p.Hostname == "" {
-		c.p.Hostname = hc.Env.Get("HOSTNAME").String()
+		return c.p.Unknown(ctx)
 	}
 	fs := pflag.NewFlagSet("agnhost "+args[0], pflag.ContinueOnError)
-	fs.SetOutput(hc.Stderr)
+	fs.SetOutput(c.p.Stderr)
 	klogFlags(fs)
 	var build func() ([]service, error)
 	switch args[0] {
 	case "serve-hostname":
 		build = c.serveHostname(fs)
 	case "netexec":
-		build = c.netexec(ctx, fs, newLogger(hc.Stderr))
+		build = c.netexec(ctx, fs, newLogger(c.p.Stderr))
 	case "porter":
-		build = c.porter(hc, fs)
+		build = c.porter(fs)
 	case "test-webserver":
 		port := fs.Int("port", 80, "Port number.")
 		build = func() ([]service, error) { return []service{{port: *port, handler: c.fileServer()}}, nil }
@@ -93,44 +79,44 @@ func (c *commands) agnhost(ctx context.Context, hc interp.HandlerContext, argv [
 	case "liveness":
 		build = func() ([]service, error) { return liveness(), nil }
 	case "pause":
-		fmt.Fprint(hc.Stdout, "Paused\nSignals registered\n")
+		fmt.Fprint(c.p.Stdout, "Paused\nSignals registered\n")
 		<-ctx.Done()
-		return ctx.Err()
+		return 0, ctx.Err()
 	case "nettest":
-		return c.nettest(ctx, hc, fs, args[1:])
+		return c.nettest(ctx, fs, args[1:])
 	case "guestbook":
-		return c.guestbook(ctx, hc, fs, args[1:])
+		return c.guestbook(ctx, fs, args[1:])
 	case "logs-generator":
-		return c.logsGenerator(ctx, hc, fs, args[1:])
+		return c.logsGenerator(ctx, fs, args[1:])
 	case "mounttest":
-		return c.mounttest(ctx, hc, fs, args[1:])
+		return c.mounttest(ctx, fs, args[1:])
 	case "test-service-account-issuer-discovery":
-		return c.oidcDiscovery(ctx, hc, fs, args[1:])
+		return c.oidcDiscovery(ctx, fs, args[1:])
 	case "entrypoint-tester":
-		fmt.Fprintf(hc.Stdout, "%v\n", argv)
-		return nil
+		fmt.Fprintf(c.p.Stdout, "%v\n", argv)
+		return 0, nil
 	case "etc-hosts":
-		return exitStatus(etcHosts(c.p.FS, hc.Stdout, hc.Stderr))
+		return etcHosts(c.p.FS, c.p.Stdout, c.p.Stderr), nil
 	case "dns-suffix", "dns-server-list":
-		rc := readResolvConf(c.p.FS)
-		list := rc.search
+		servers, search := c.p.FS.ResolvConf()
+		list := search
 		if args[0] == "dns-server-list" {
-			list = rc.servers
+			list = servers
 		}
-		fmt.Fprintln(hc.Stdout, strings.Join(list, ","))
-		return nil
+		fmt.Fprintln(c.p.Stdout, strings.Join(list, ","))
+		return 0, nil
 	default:
-		return c.unknown(ctx)
+		return c.p.Unknown(ctx)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
 	services, err := build()
 	if err != nil {
-		fmt.Fprintln(hc.Stderr, err)
-		return interp.ExitStatus(1)
+		fmt.Fprintln(c.p.Stderr, err)
+		return 1, nil
 	}
-	return c.serve(ctx, hc, services)
+	return 0, c.serve(ctx, services)
 }
 
 // klogFlags accepts the logging flags every agnhost command has (klog's,
@@ -163,19 +149,9 @@ func (l *logger) printf(format string, a ...any) {
 	fmt.Fprintf(l.w, "%s %s\n", time.Now().Format("2006/01/02 15:04:05"), fmt.Sprintf(format, a...))
 }
 
-// unknown is what a command the simulation does not know does: under exec
-// it succeeds at once, as a container's process it serves until stopped.
-func (c *commands) unknown(ctx context.Context) error {
-	if c.p.Exec {
-		return nil
-	}
-	<-ctx.Done()
-	return ctx.Err()
-}
-
 // serveHostname is agnhost serve-hostname: the host name over HTTP (the
 // default), or raw over TCP and UDP, on --port (9376).
-func (c *commands) serveHostname(fs *pflag.FlagSet) func() ([]service, error) {
+func (c *cmd) serveHostname(fs *pflag.FlagSet) func() ([]service, error) {
 	doTCP := fs.Bool("tcp", false, "Serve raw over TCP.")
 	doUDP := fs.Bool("udp", false, "Serve raw over UDP.")
 	doHTTP := fs.Bool("http", true, "Serve HTTP.")
@@ -208,13 +184,12 @@ func (c *commands) serveHostname(fs *pflag.FlagSet) func() ([]service, error) {
 // porter is agnhost porter: each SERVE_PORT_N, SERVE_TCP_PORT_N and
 // SERVE_TLS_PORT_N variable's value over HTTP (HTTPS) on port N, and each
 // SERVE_UDP_PORT_N's as the reply to a datagram. TLS uses CERT_FILE and
-// KEY_FILE, else a certificate for 127.0.0.1 and ::1 as the image's
-// localhost.crt.
-func (c *commands) porter(hc interp.HandlerContext, fs *pflag.FlagSet) func() ([]service, error) {
+// KEY_FILE, else the image's /localhost.crt and /localhost.key.
+func (c *cmd) porter(fs *pflag.FlagSet) func() ([]service, error) {
 	jsonResponse := fs.Bool("json-response", false, "Responds to requests with a json response that includes the default value with the http.Request Method")
 	return func() ([]service, error) {
 		var out []service
-		for _, kv := range environ(hc.Env) {
+		for _, kv := range c.p.Env {
 			key, value, _ := strings.Cut(kv, "=")
 			for _, prefix := range []string{"SERVE_PORT_", "SERVE_TCP_PORT_", "SERVE_TLS_PORT_", "SERVE_UDP_PORT_"} {
 				p, ok := strings.CutPrefix(key, prefix)
@@ -227,7 +202,7 @@ func (c *commands) porter(hc interp.HandlerContext, fs *pflag.FlagSet) func() ([
 				case "SERVE_UDP_PORT_":
 					s = service{port: port, udp: func([]byte, net.Addr) []byte { return []byte(value) }}
 				case "SERVE_TLS_PORT_":
-					if s.tls, err = c.tlsConfig(hc.Env.Get("CERT_FILE").String(), hc.Env.Get("KEY_FILE").String()); err != nil {
+					if s.tls, err = c.tlsConfig(c.p.Getenv("CERT_FILE"), c.p.Getenv("KEY_FILE")); err != nil {
 						return nil, err
 					}
 				}
@@ -252,7 +227,7 @@ func porterHandler(value string, asJSON bool) http.Handler {
 }
 
 // fileServer is agnhost test-webserver's: the container's files by path.
-func (c *commands) fileServer() http.Handler {
+func (c *cmd) fileServer() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "private")
 		w.Header().Set("Access-Control-Allow-Origin", "*")
@@ -267,93 +242,11 @@ func (c *commands) fileServer() http.Handler {
 			fmt.Fprintf(w, "<pre>\n%s</pre>\n", strings.Join(names, "\n"))
 			return
 		}
-		b, err := readFile(c.p.FS, name)
+		b, err := c.p.FS.ReadFile(name)
 		if err != nil {
 			http.Error(w, "404 page not found", http.StatusNotFound)
 			return
 		}
 		_, _ = w.Write(b)
 	})
-}
-
-// serve answers on every service until ctx ends. A socket that cannot be
-// opened is reported on stderr and the others still answer (agnhost
-// would exit; a simulated pod whose address cannot be bound keeps
-// running, as the runtime's own listeners do).
-func (c *commands) serve(ctx context.Context, hc interp.HandlerContext, services []service) error {
-	var closers []io.Closer
-	var wg sync.WaitGroup
-	for _, s := range services {
-		cls, err := c.open(s, &wg)
-		if err != nil {
-			fmt.Fprintln(hc.Stderr, err)
-		}
-		closers = append(closers, cls...)
-	}
-	<-ctx.Done()
-	for _, cl := range closers {
-		cl.Close()
-	}
-	wg.Wait()
-	return ctx.Err()
-}
-
-// open starts answering for s.
-func (c *commands) open(s service, wg *sync.WaitGroup) ([]io.Closer, error) {
-	if c.p.Net == nil {
-		return nil, fmt.Errorf("listen tcp :%d: the container has no network", s.port)
-	}
-	var closers []io.Closer
-	if s.udp != nil {
-		pcs, err := c.p.Net.ListenPacket(s.port)
-		for _, pc := range pcs {
-			wg.Go(func() { answerPackets(pc, s.udp) })
-			closers = append(closers, pc)
-		}
-		return closers, err
-	}
-	ls, err := c.p.Net.Listen(s.port)
-	var srv *http.Server
-	if s.handler != nil && len(ls) > 0 {
-		srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-		closers = append(closers, srv) // closing it ends its connections too, as the process's end does
-	}
-	for _, l := range ls {
-		if s.tls != nil {
-			l = tls.NewListener(l, s.tls)
-		}
-		if srv != nil {
-			wg.Go(func() { _ = srv.Serve(l) })
-			continue
-		}
-		closers = append(closers, l)
-		wg.Go(func() {
-			for {
-				conn, err := l.Accept()
-				if err != nil {
-					return
-				}
-				s.conn(conn)
-				conn.Close()
-			}
-		})
-	}
-	return closers, err
-}
-
-// answerPackets replies to each datagram pc receives until it is closed.
-func answerPackets(pc net.PacketConn, reply func([]byte, net.Addr) []byte) {
-	buf := make([]byte, 2048)
-	for {
-		n, from, err := pc.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		if out := reply(buf[:n], from); out != nil {
-			_, _ = pc.WriteTo(out, from)
-		}
-	}
 }

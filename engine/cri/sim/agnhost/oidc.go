@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"golang.org/x/oauth2"
 	"gopkg.in/go-jose/go-jose.v2/jwt"
 	"k8s.io/client-go/rest"
-	"mvdan.cc/sh/v3/interp"
 )
 
 // The service account's files in a container, as rest.InClusterConfig
@@ -37,25 +36,25 @@ var errOIDCFatal = errors.New("fatal")
 // --audience, 1 otherwise. Its connections go through the container's
 // resolver and the pod's network (resolve, dial). fs is agnhost's flag
 // set for it.
-func (c *commands) oidcDiscovery(ctx context.Context, hc interp.HandlerContext, fs *pflag.FlagSet, args []string) error {
+func (c *cmd) oidcDiscovery(ctx context.Context, fs *pflag.FlagSet, args []string) (int, error) {
 	tokenPath := fs.String("token-path", "", "Path to read service account token from.")
 	audience := fs.String("audience", "", "Audience to check on received token.")
 	if err := fs.Parse(args); err != nil {
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
-	l := log.New(hc.Stderr, "", log.LstdFlags)
-	if err := c.discover(ctx, hc, l, *tokenPath, *audience); err != nil {
+	l := log.New(c.p.Stderr, "", log.LstdFlags)
+	if err := c.discover(ctx, l, *tokenPath, *audience); err != nil {
 		if !errors.Is(err, errOIDCFatal) {
 			l.Print(err) // log.Fatal(err)
 		}
-		return interp.ExitStatus(1)
+		return 1, nil
 	}
-	return nil
+	return 0, nil
 }
 
 // discover is upstream's main: nil when the token validates.
-func (c *commands) discover(ctx context.Context, hc interp.HandlerContext, l *log.Logger, tokenPath, audience string) error {
-	b, err := readFile(c.p.FS, tokenPath)
+func (c *cmd) discover(ctx context.Context, l *log.Logger, tokenPath, audience string) error {
+	b, err := c.p.FS.ReadFile(tokenPath)
 	if err != nil {
 		return err
 	}
@@ -63,7 +62,7 @@ func (c *commands) discover(ctx context.Context, hc interp.HandlerContext, l *lo
 	l.Print("OK: Got token")
 
 	l.Print("validating with in-cluster discovery")
-	inCluster, closeIdle, err := c.inClusterClient(hc)
+	inCluster, closeIdle, err := c.inClusterClient()
 	if err != nil {
 		return err
 	}
@@ -93,17 +92,17 @@ func oidcContext(ctx context.Context, rt http.RoundTripper) context.Context {
 // container: the API server at KUBERNETES_SERVICE_HOST and _PORT of its
 // environment, the CA and bearer token of its service account's files,
 // its connections dialed in the pod's network. closeIdle ends them.
-func (c *commands) inClusterClient(hc interp.HandlerContext) (rt http.RoundTripper, closeIdle func(), err error) {
-	host, port := hc.Env.Get("KUBERNETES_SERVICE_HOST").String(), hc.Env.Get("KUBERNETES_SERVICE_PORT").String()
+func (c *cmd) inClusterClient() (rt http.RoundTripper, closeIdle func(), err error) {
+	host, port := c.p.Getenv("KUBERNETES_SERVICE_HOST"), c.p.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
 		return nil, nil, rest.ErrNotInCluster
 	}
-	token, err := readFile(c.p.FS, inClusterTokenFile)
+	token, err := c.p.FS.ReadFile(inClusterTokenFile)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := &rest.Config{Host: "https://" + net.JoinHostPort(host, port), BearerToken: string(token)}
-	if ca, err := readFile(c.p.FS, inClusterCAFile); err == nil { // InClusterConfig goes on without one
+	if ca, err := c.p.FS.ReadFile(inClusterCAFile); err == nil { // InClusterConfig goes on without one
 		cfg.TLSClientConfig.CAData = ca
 	}
 	tlsConfig, err := rest.TLSConfigFor(cfg)
@@ -120,16 +119,16 @@ func (c *commands) inClusterClient(hc interp.HandlerContext) (rt http.RoundTripp
 
 // podDial connects to addr (host:port) as the container would: host
 // through its resolver, the connection in the pod's network.
-func (c *commands) podDial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (c *cmd) podDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	ip := c.resolve(ctx, host)
+	ip := c.p.Resolve(ctx, host)
 	if ip == nil {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
-	return dial(ctx, network, net.JoinHostPort(ip.String(), port), 30*time.Second)
+	return c.p.Dial(ctx, network, net.JoinHostPort(ip.String(), port), 30*time.Second)
 }
 
 // validateToken is upstream's validate: the token's signature and claims

@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"bytes"
@@ -7,19 +7,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // TestNettestCountsPreStopPost is the PreStop spec's exchange: the
 // tester's hook posts {"Source": "prestop"} to the server's /write with
 // busybox's wget, and the server's /read counts it in Received.
 func TestNettestCountsPreStopPost(t *testing.T) {
-	cl := newPodCluster(t)
+	cl := newPodCluster()
 	_, exited := cl.start(t, "server", "10.244.1.2", "", "agnhost", "nettest")
 	server := "10.244.1.2:8080"
 	cl.get(t, server, "/read") // listening
 	var out, errw bytes.Buffer
-	code, err := Run(context.Background(), Process{Argv: []string{"wget", "-O-", `--post-data={"Source": "prestop"}`, "http://" + server + "/write"},
-		FS: NewFS(nil, false), Stdout: &out, Stderr: &errw, Exec: true})
+	code, err := proc.Run(context.Background(), proc.Process{Programs: Programs(), Argv: []string{"wget", "-O-", `--post-data={"Source": "prestop"}`, "http://" + server + "/write"},
+		FS: proc.NewFS(nil, false), Net: podAt{cl, "10.244.1.5"}, Stdout: &out, Stderr: &errw, Exec: true})
 	if err != nil || code != 0 || out.String() != "{\"Hostname\":\"server\"}\n" {
 		t.Fatalf("the hook's wget: exit %d, %v, stdout %q, stderr %q", code, err, out.String(), errw.String())
 	}

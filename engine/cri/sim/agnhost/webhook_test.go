@@ -1,4 +1,4 @@
-package proc
+package agnhost
 
 import (
 	"context"
@@ -17,11 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 )
 
 // webhookFS is a container with the e2e specs' webhook certificate
 // mounted where they mount it.
-func webhookFS(t *testing.T) *FS {
+func webhookFS(t *testing.T) *proc.FS {
 	dir := t.TempDir()
 	cert, key, err := certutil.GenerateSelfSignedCertKey("e2e-test-webhook", nil, nil)
 	if err != nil {
@@ -32,7 +34,7 @@ func webhookFS(t *testing.T) *FS {
 			t.Fatal(err)
 		}
 	}
-	return NewFS([]Mount{{ContainerPath: "/webhook.local.config/certificates", HostPath: dir, ReadOnly: true}}, false)
+	return proc.NewFS([]proc.Mount{{ContainerPath: "/webhook.local.config/certificates", HostPath: dir, ReadOnly: true}}, false)
 }
 
 // post sends body as JSON over HTTPS to the pod's port, as kube-apiserver
@@ -102,7 +104,7 @@ func TestAgnhostCRDConversionWebhookConverts(t *testing.T) {
 // Without its certificate the webhook does not start (upstream's exits).
 func TestAgnhostWebhookNeedsItsCertificate(t *testing.T) {
 	var stderr strings.Builder
-	code, err := Run(context.Background(), Process{Argv: []string{"/agnhost", "webhook", "--tls-cert-file=/missing.crt", "--tls-private-key-file=/missing.key"},
+	code, err := proc.Run(context.Background(), proc.Process{Programs: Programs(), Argv: []string{"/agnhost", "webhook", "--tls-cert-file=/missing.crt", "--tls-private-key-file=/missing.key"},
 		FS: container(t), Stdout: io.Discard, Stderr: &stderr, Image: "registry.k8s.io/e2e-test-images/agnhost:2.63.0", Net: newLoopNet()})
 	if err != nil || code != 1 || !strings.Contains(stderr.String(), "open /missing.crt: No such file or directory") {
 		t.Errorf("exit %d (%v), %q; want 1 and the missing file", code, err, stderr.String())
