@@ -19,6 +19,7 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	tmuxtest.Need(t)
+	parallelCluster(t)
 	tm := startTerm(t, 120, 40, podtracebin.Path(t), "--data-dir", t.TempDir())
 	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3 Ready"))
 

@@ -22,6 +22,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	tmuxtest.Need(t)
+	parallelCluster(t)
 	bin := podtracebin.Path(t)
 	data := t.TempDir()
 	tm := startTerm(t, 120, 40, bin, "--data-dir", data)

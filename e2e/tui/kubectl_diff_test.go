@@ -79,6 +79,7 @@ func TestScreenIsKubectl(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl is not installed")
 	}
+	parallelCluster(t)
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "mixed.yaml")
 	if err := os.WriteFile(manifest, []byte(mixedManifest), 0o644); err != nil {
@@ -92,7 +93,17 @@ func TestScreenIsKubectl(t *testing.T) {
 	attached.WaitFor("attach's header", time.Minute, tmuxtest.Has("cluster podtrace"))
 	screens := map[string]*term{"embedded": tm, "attach -A": attached}
 	check := newScreenCheck(t, kubectl, kubeconfig)
-	check.sampleFor(screens, 60*time.Second, nil)
+	// Sample until every row on both screens agreed with kubectl once and
+	// both showed the crash loop's and the typo's back-off as kubectl did,
+	// for a minute at most.
+	check.sampleFor(screens, 60*time.Second, func() bool {
+		for which := range screens {
+			if !check.comparedAs(which, "crash", "CrashLoopBackOff") || !check.comparedAs(which, "typo", "ImagePullBackOff") {
+				return false
+			}
+		}
+		return check.covered()
+	})
 	compared := check.compared
 	for which := range screens {
 		for _, want := range []string{"typo ", "crash ", "db-1 ", "web "} {
@@ -120,11 +131,17 @@ type screenCheck struct {
 	compared map[string]bool
 	// last is what kubectl said at the end of the previous sample.
 	last map[string]cols
+	// shown holds "SCREEN: NAME" for every row a screen drew of an object
+	// kubectl listed, agreed those of them compared at least once.
+	shown, agreed map[string]bool
+	// samples counts the samples taken.
+	samples int
 }
 
 // newScreenCheck compares screens with kubectl on the cluster of kubeconfig.
 func newScreenCheck(t testing.TB, kubectl, kubeconfig string) *screenCheck {
-	return &screenCheck{t: t, kubectl: kubectl, kubeconfig: kubeconfig, compared: map[string]bool{}}
+	return &screenCheck{t: t, kubectl: kubectl, kubeconfig: kubeconfig, compared: map[string]bool{},
+		shown: map[string]bool{}, agreed: map[string]bool{}}
 }
 
 // sampledKinds are the kinds whose rows the lanes and kubectl share.
@@ -168,25 +185,53 @@ func (c *screenCheck) sample(screens map[string]*term) {
 	}
 	after := c.get()
 	c.last = after
+	c.samples++
 	for which, screen := range shown {
 		rows, ok := screenRows(screen)
 		if !ok {
 			continue
 		}
 		for name, want := range after {
-			if before[name] != want || last[name] != want {
-				continue // changing while sampled, or since the last sample
-			}
 			got, ok := rows[name]
 			if !ok {
 				continue // scrolled off, or not drawn yet
 			}
+			c.shown[which+": "+name] = true
+			if before[name] != want || last[name] != want {
+				continue // changing while sampled, or since the last sample
+			}
+			c.agreed[which+": "+name] = true
 			if got != want {
 				c.t.Errorf("%s: %s says %+v, kubectl %+v\n%s", name, which, got, want, screen)
 			}
 			c.compared[which+": "+name+" "+want.status+" "+want.ready] = true
 		}
 	}
+}
+
+// covered reports whether, after three samples at least, every row the
+// screens drew of an object kubectl lists was compared at least once.
+func (c *screenCheck) covered() bool {
+	if c.samples < 3 || len(c.shown) == 0 {
+		return false
+	}
+	for row := range c.shown {
+		if !c.agreed[row] {
+			return false
+		}
+	}
+	return true
+}
+
+// comparedAs reports whether screen which was compared with kubectl on
+// object name while kubectl said status.
+func (c *screenCheck) comparedAs(which, name, status string) bool {
+	for k := range c.compared {
+		if strings.HasPrefix(k, which+": "+name+" "+status+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // sampleFor samples every 2 s for d, or until done (nil for never) holds.

@@ -21,9 +21,11 @@ func TestScenarioStartsAndStops(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	tmuxtest.Need(t)
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	for _, name := range []string{"crash-loop", "etcd-slow"} {
 		t.Run(name, func(t *testing.T) {
+			parallelCluster(t)
 			story, stop := startStopScenario(t, bin, name)
 			t.Logf("%s: story after %s, q → exit %s", name, story.Round(time.Millisecond), stop.Round(time.Millisecond))
 		})

@@ -14,6 +14,23 @@ import (
 // term is a tmux session running podtrace.
 type term = tmuxtest.Term
 
+// clustersAtOnce bounds the podtrace clusters the package's tests run at
+// once: the tests run in parallel, and mostly wait on what the screen
+// shows, but each cluster's start-up burns CPU (2 cores).
+const clustersAtOnce = 3
+
+// clusterSlots holds one token per cluster running.
+var clusterSlots = make(chan struct{}, clustersAtOnce)
+
+// parallelCluster runs t in parallel with the package's other tests, once
+// one of the clustersAtOnce slots is free; the slot is freed when t ends.
+func parallelCluster(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	clusterSlots <- struct{}{}
+	t.Cleanup(func() { <-clusterSlots })
+}
+
 // startTerm runs argv in a new detached tmux session of w×h cells. When the
 // command exits the pane prints "podtrace exited N" and stays open.
 func startTerm(tb testing.TB, w, h int, argv ...string) *term {

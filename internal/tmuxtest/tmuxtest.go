@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,15 +37,15 @@ type Term struct {
 	Started time.Time
 }
 
-var seq int
+// seq numbers the sessions: tests running in parallel each get a server of their own.
+var seq atomic.Int64
 
 // Start runs script (a sh script) in a new detached tmux session of w×h
 // cells, with TERM=xterm-256color and env added to the environment. The
 // server is killed when the test ends.
 func Start(tb testing.TB, w, h int, env []string, script string) *Term {
 	tb.Helper()
-	seq++
-	t := &Term{tb: tb, Socket: "podtrace-e2e-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(seq), Session: "e2e"}
+	t := &Term{tb: tb, Socket: "podtrace-e2e-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(seq.Add(1), 10), Session: "e2e"}
 	t.Started = time.Now()
 	args := []string{"new-session", "-d", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "-s", t.Session,
 		"env", "TERM=xterm-256color"}
