@@ -72,10 +72,14 @@ func (f *FS) WithSysctls(sysctls map[string]string, privileged bool) *FS {
 }
 
 // readOnlyAt reports whether name lies in a read-only part of the
-// in-memory layer (the root, when read-only; /proc/sys, unless
-// privileged).
+// in-memory layer: /proc/sys unless privileged, whatever the root's mode
+// (/proc is a mount of its own, which readOnlyRootFilesystem leaves
+// alone), and any other path when the root is read-only.
 func (f *FS) readOnlyAt(name string) bool {
-	return f.readOnly || f.procSysReadOnly && (name == ProcSys || strings.HasPrefix(name, ProcSys+"/"))
+	if name == ProcSys || strings.HasPrefix(name, ProcSys+"/") {
+		return f.procSysReadOnly
+	}
+	return f.readOnly
 }
 
 // sysctl flags, as busybox's sysctl reads them ("+neAapwq").

@@ -69,3 +69,30 @@ func TestSysctlAll(t *testing.T) {
 		}
 	}
 }
+
+// TestProcSysWritable writes a sysctl's file as root: /proc/sys is
+// writable exactly when the container is privileged, whether or not its
+// root file system is read-only (runc mounts /proc on its own and
+// containerd makes /proc/sys read-only only for an unprivileged
+// container).
+func TestProcSysWritable(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		privileged, readOnlyFS bool
+		code                   int
+		stderr                 string
+	}{
+		{"privileged", true, false, 0, ""},
+		{"privileged, read-only root", true, true, 0, ""},
+		{"unprivileged", false, false, 1, "sh: can't create /proc/sys/kernel/shm_rmid_forced: Read-only file system\n"},
+		{"unprivileged, read-only root", false, true, 1, "sh: can't create /proc/sys/kernel/shm_rmid_forced: Read-only file system\n"},
+	} {
+		var errw bytes.Buffer
+		fsys := NewFS(nil, tc.readOnlyFS).WithSysctls(nil, tc.privileged)
+		code, err := Run(t.Context(), Process{Argv: []string{"sh", "-c", "echo 1 > /proc/sys/kernel/shm_rmid_forced"},
+			FS: fsys, Security: Security{Privileged: tc.privileged}, Stderr: &errw})
+		if err != nil || code != tc.code || errw.String() != tc.stderr {
+			t.Errorf("%s: exit %d (%v), stderr %q; want %d, %q", tc.name, code, err, errw.String(), tc.code, tc.stderr)
+		}
+	}
+}
