@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -54,7 +55,7 @@ func (c *cmd) oidcDiscovery(ctx context.Context, fs *pflag.FlagSet, args []strin
 
 // discover is upstream's main: nil when the token validates.
 func (c *cmd) discover(ctx context.Context, l *log.Logger, tokenPath, audience string) error {
-	b, err := c.p.FS.ReadFile(tokenPath)
+	b, err := c.readFile(tokenPath)
 	if err != nil {
 		return err
 	}
@@ -81,6 +82,17 @@ func (c *cmd) discover(ctx context.Context, l *log.Logger, tokenPath, audience s
 	external := &http.Transport{DialContext: c.podDial, TLSHandshakeTimeout: 10 * time.Second}
 	defer external.CloseIdleConnections()
 	return validateToken(oidcContext(ctx, external), l, raw, audience)
+}
+
+// readFile is os.ReadFile in the container: a relative name is the
+// working directory's, and an error names the file as given.
+func (c *cmd) readFile(name string) ([]byte, error) {
+	b, err := c.p.FS.ReadFile(c.p.Abs(name))
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		pe.Path = name
+	}
+	return b, err
 }
 
 // oidcContext has go-oidc use rt (it reads oauth2.HTTPClient).

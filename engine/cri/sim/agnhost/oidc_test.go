@@ -145,3 +145,32 @@ func TestServiceAccountIssuerDiscovery(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceAccountIssuerDiscoveryTokenPath reads --token-path as
+// upstream's os.ReadFile does: a relative path against the working
+// directory, an error naming the path as given.
+func TestServiceAccountIssuerDiscoveryTokenPath(t *testing.T) {
+	tokens := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tokens, "sa-token"), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fsys := proc.NewFS([]proc.Mount{{ContainerPath: "/var/run/secrets/tokens", HostPath: tokens, ReadOnly: true}}, false).WithImage(agnhostImage)
+	nowhere := dialOnly(func(_ context.Context, network, _ string, _ time.Duration) (net.Conn, error) { return nil, refused(network) })
+	for _, tc := range []struct {
+		dir, tokenPath, want string
+	}{
+		{"/var/run/secrets/tokens", "sa-token", "OK: Got token"},
+		{"/var/run/secrets", "tokens/sa-token", "OK: Got token"},
+		{"/etc", "../var/run/secrets/tokens/sa-token", "OK: Got token"},
+		{"/etc", "/var/run/secrets/tokens/sa-token", "OK: Got token"},
+		{"/", "sa-token", "open sa-token: no such file or directory"},
+		{"/var/run/secrets/tokens", "missing", "open missing: no such file or directory"},
+	} {
+		var stderr strings.Builder
+		code, err := proc.Run(t.Context(), proc.Process{Programs: Programs(), Argv: []string{"/agnhost", "test-service-account-issuer-discovery",
+			"--token-path", tc.tokenPath}, Dir: tc.dir, FS: fsys, Stderr: &stderr, Image: agnhostImage, Net: nowhere})
+		if err != nil || code != 1 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("--token-path %s in %s: exit %d (%v), log:\n%s\nwant exit 1, a log with %q", tc.tokenPath, tc.dir, code, err, stderr.String(), tc.want)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func (f *FS) Open(name string, flag int, perm os.FileMode) (io.ReadWriteCloser, 
 	case ok && mf.dir:
 		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EISDIR}
 	case !ok && flag&os.O_CREATE == 0:
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
 	case !ok:
 		mf = &memFile{modTime: time.Now()}
 		f.files[name] = mf
@@ -164,7 +164,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	if name == "/" || f.hasChildren(name) {
 		return memInfo{name: path.Base(name), file: &memFile{dir: true}}, nil
 	}
-	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+	return nil, &fs.PathError{Op: "stat", Path: name, Err: syscall.ENOENT}
 }
 
 // hasChildren reports whether a mount or an in-memory file lies below dir.
@@ -217,7 +217,7 @@ func (f *FS) ReadDir(dir string) ([]fs.DirEntry, error) {
 	}
 	if len(seen) == 0 && dir != "/" {
 		if mf, ok := f.files[dir]; !ok || !mf.dir {
-			return nil, &fs.PathError{Op: "open", Path: dir, Err: fs.ErrNotExist}
+			return nil, &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOENT}
 		}
 	}
 	out := make([]fs.DirEntry, 0, len(seen))
@@ -267,7 +267,7 @@ func (f *FS) Remove(name string, recursive bool) error {
 	mf, ok := f.files[name]
 	switch {
 	case !ok:
-		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.ENOENT}
 	case f.readOnly:
 		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EROFS}
 	case mf.dir && !recursive:
