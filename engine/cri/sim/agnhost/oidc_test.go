@@ -155,7 +155,9 @@ func TestServiceAccountIssuerDiscoveryTokenPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsys := proc.NewFS([]proc.Mount{{ContainerPath: "/var/run/secrets/tokens", HostPath: tokens, ReadOnly: true}}, false).WithImage(agnhostImage)
-	nowhere := dialOnly(func(_ context.Context, network, _ string, _ time.Duration) (net.Conn, error) { return nil, refused(network) })
+	nowhere := dialOnly(func(_ context.Context, network, _ string, _ time.Duration) (net.Conn, error) {
+		return nil, refused(network)
+	})
 	for _, tc := range []struct {
 		dir, tokenPath, want string
 	}{
