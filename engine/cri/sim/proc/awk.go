@@ -2,8 +2,11 @@ package proc
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 
@@ -59,20 +62,96 @@ func validAwkItem(item string) bool {
 	return false
 }
 
+// awkSplitter splits a line into fields as busybox's awk does by its FS
+// (mk_splitter): on runs of blanks when FS is "" or " ", on a single
+// other character taken literally, and on matches of FS as an extended
+// regular expression when it is longer.
+type awkSplitter struct {
+	sep string
+	re  *regexp.Regexp // FS longer than a byte, matched byte by byte (breBytes)
+}
+
+// regcompErrors are glibc's regerror texts for Go's syntax errors.
+var regcompErrors = map[syntax.ErrorCode]string{
+	syntax.ErrMissingParen:          "Unmatched ( or \\(",
+	syntax.ErrMissingBracket:        "Unmatched [, [^, [:, [., or [=",
+	syntax.ErrMissingRepeatArgument: "Invalid preceding regular expression",
+	syntax.ErrInvalidRepeatSize:     "Invalid content of \\{\\}",
+	syntax.ErrTrailingBackslash:     "Trailing backslash",
+	syntax.ErrInvalidCharRange:      "Invalid range end",
+}
+
+// newAwkSplitter returns the splitter of FS sep, or busybox's error for
+// a regular expression it cannot compile.
+func newAwkSplitter(sep string) (awkSplitter, error) {
+	if len(sep) <= 1 {
+		return awkSplitter{sep: sep}, nil
+	}
+	re, err := regexp.Compile("(?s)" + breBytes(sep))
+	if err != nil {
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			err = errors.New(se.Code.String())
+			if reason, ok := regcompErrors[se.Code]; ok {
+				err = errors.New(reason)
+			}
+		}
+		return awkSplitter{}, fmt.Errorf("bad regex '%s': %v", sep, err)
+	}
+	re.Longest() // POSIX regexec's leftmost-longest match
+	return awkSplitter{sep: sep, re: re}, nil
+}
+
+// split returns line's fields; an empty line has none.
+func (a awkSplitter) split(line string) []string {
+	switch {
+	case a.sep == "" || a.sep == " ":
+		return strings.Fields(line)
+	case line == "":
+		return nil
+	case a.re == nil:
+		return strings.Split(line, a.sep)
+	}
+	// busybox's awk_split: a field up to each delimiter, the first
+	// non-empty match of FS; a delimiter at the end leaves an empty field.
+	s := breBytes(line)
+	var fields []string
+	for s != "" {
+		loc := awkNonEmptyMatch(a.re, s)
+		if loc == nil {
+			return append(fields, breUnbytes(s))
+		}
+		fields = append(fields, breUnbytes(s[:loc[0]]))
+		s = s[loc[1]:]
+	}
+	return append(fields, "")
+}
+
+// awkNonEmptyMatch is busybox's regexec1_nonempty: re's leftmost match
+// in s, but for an empty match at s's start the first that is not, as
+// re matches s from one byte on, then two, and so on (gawk's rule: -F ' *'
+// splits on runs of spaces, not between every character).
+func awkNonEmptyMatch(re *regexp.Regexp, s string) []int {
+	for ofs := 0; ofs < len(s); ofs++ {
+		loc := re.FindStringIndex(s[ofs:])
+		if loc == nil {
+			return nil
+		}
+		if loc[1] > 0 {
+			return []int{ofs + loc[0], ofs + loc[1]}
+		}
+	}
+	return nil
+}
+
 // run prints each input line's items, separated by a space, fields split
-// on runs of blanks (when sep is "" or " ", as awk's default FS) or on sep.
-func (p awkProgram) run(out io.Writer, in io.Reader, sep string) error {
+// by fs.
+func (p awkProgram) run(out io.Writer, in io.Reader, fs awkSplitter) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for nr := 1; sc.Scan(); nr++ {
 		line := sc.Text()
-		var fields []string
-		switch {
-		case sep == "" || sep == " ":
-			fields = strings.Fields(line)
-		case line != "": // an empty line has no fields
-			fields = strings.Split(line, sep)
-		}
+		fields := fs.split(line)
 		if len(p.items) == 0 {
 			fmt.Fprintln(out, line)
 			continue
@@ -157,10 +236,15 @@ func (c *commands) awk(hc interp.HandlerContext, args []string) error {
 		fmt.Fprintln(hc.Stderr, "awk: no program")
 		return exitStatus(2)
 	}
+	fs, err := newAwkSplitter(sep) // busybox sets FS before it parses
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "awk: %v\n", err)
+		return exitStatus(1)
+	}
 	p, err := parseAwk(args[0])
 	if err != nil {
 		fmt.Fprintf(hc.Stderr, "awk: %v\n", err)
 		return exitStatus(2)
 	}
-	return c.each(hc, "awk", args[1:], func(r io.Reader) error { return p.run(hc.Stdout, r, sep) })
+	return c.each(hc, "awk", args[1:], func(r io.Reader) error { return p.run(hc.Stdout, r, fs) })
 }

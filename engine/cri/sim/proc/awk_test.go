@@ -33,6 +33,17 @@ exit 3`
 		{`printf 'a\tb c\n\n' | awk -F '\t' '{print NF, $2}'`, 0, "2 b c\n0 \n", ""},
 		{`printf 'a:b\n\n' | awk -F: '{print NF}'`, 0, "2\n0\n", ""},
 		{`printf 'aAb\n' | awk -F'\101' '{print NF}'`, 0, "2\n", ""},
+		// A longer -F is an extended regular expression (busybox's
+		// mk_splitter); one character is literal.
+		{`printf 'a::b:c\n' | awk -F '::' '{print NF, $2}'`, 0, "2 b:c\n", ""},
+		{`printf 'a1b22c\n' | awk -F '[0-9]+' '{print NF, $1, $2, $3}'`, 0, "3 a b c\n", ""},
+		{`printf '1a2b3\n' | awk -F 'a|b' '{print $1, $2, $3}'`, 0, "1 2 3\n", ""},
+		{`printf 'a\tb  c\n' | awk -F '[ \t]+' '{print NF, $3}'`, 0, "3 c\n", ""},
+		{`printf 'ab::\n' | awk -F ':+' '{print NF, $1}'`, 0, "2 ab\n", ""},
+		{`printf 'a.b\n' | awk -F '.+' '{print NF}'`, 0, "2\n", ""},
+		{`printf 'a  b   c\n' | awk -F ' *' '{print NF, $2, $3}'`, 0, "3 b c\n", ""},
+		{`printf 'a.b|c\n' | awk -F. '{print $2}' && printf 'a.b|c\n' | awk -F'|' '{print $2}'`, 0, "b|c\nc\n", ""},
+		{`awk -F 'a(' '{print}'`, 1, "", "awk: bad regex 'a(': Unmatched ( or \\(\n"},
 		{`printf 'x y\n' | awk '{print NR, NF, $0, $9}'`, 0, "1 2 x y \n", ""},
 		{`printf 'x y\n' | awk '{print}'`, 0, "x y\n", ""},
 		{`printf 'x y\n' | awk '{print $00, $+0}' | cat`, 0, "x y x y\n", ""},
