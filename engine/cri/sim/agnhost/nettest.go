@@ -30,9 +30,17 @@ type nettestWrite struct {
 	Dest   string
 }
 
-// nettestSearch is how long agnhost nettest looks for its peers when it
-// finds none: 5 minutes for --peers of them, then 15 rounds 5 s apart.
-const nettestSearch = 5*time.Minute + 15*5*time.Second
+// nettestSearch is how long agnhost nettest looks for peers when it
+// finds none, paced as upstream's contactOthers: it reads the service's
+// endpoints every max(5 s, peers/10 s) until max(5 min, peers s) have
+// passed, then contacts them in 15 rounds with that sleep after each
+// (375 s for the default 8 peers, 2500 s for 1000).
+func nettestSearch(peers int) time.Duration {
+	sleep := max(5*time.Second, time.Duration(peers/10)*time.Second)
+	timeout := max(5*time.Minute, time.Duration(peers)*time.Second)
+	tries := (timeout + sleep - 1) / sleep // a try, then a sleep, until timeout
+	return tries*sleep + 15*sleep
+}
 
 // nettest is agnhost nettest: HTTP on --port (8080) with /read (the
 // state as indented JSON), /write (a peer's {"Source": ...} counted in
@@ -57,7 +65,7 @@ func (c *cmd) nettest(ctx context.Context, fs *pflag.FlagSet, args []string) (in
 	}
 	s := &nettestState{Hostname: c.p.Hostname, StillContactingPeers: true}
 	search := func(ctx context.Context, _ func(int)) {
-		if c.p.Sleep(ctx, nettestSearch) == nil {
+		if c.p.Sleep(ctx, nettestSearch(*peers)) == nil {
 			s.mu.Lock()
 			s.StillContactingPeers = false
 			s.mu.Unlock()

@@ -65,3 +65,44 @@ func TestNettestCountsPreStopPost(t *testing.T) {
 		t.Error("/quit did not end the process")
 	}
 }
+
+// TestNettestSearchGrowsWithPeers has nettest search for --peers as long
+// as upstream's contactOthers does when it finds none: /status says
+// running for that long on the container's clock.
+func TestNettestSearchGrowsWithPeers(t *testing.T) {
+	for _, tc := range []struct {
+		peers string
+		want  time.Duration
+	}{
+		{"", 375 * time.Second}, // 8: 60 tries 5 s apart, 15 rounds
+		{"50", 375 * time.Second},
+		{"100", 450 * time.Second},   // 10 s apart: 30 tries, 15 rounds
+		{"250", 675 * time.Second},   // 25 s apart: 12 tries, 15 rounds
+		{"301", 780 * time.Second},   // 30 s apart for 301 s: 11 tries, 15 rounds
+		{"1000", 2500 * time.Second}, // 100 s apart for 1000 s: 10 tries, 15 rounds
+	} {
+		argv := []string{"/agnhost", "nettest"}
+		if tc.peers != "" {
+			argv = append(argv, "--peers="+tc.peers)
+		}
+		slept := make(chan time.Duration, 1)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = proc.Run(ctx, proc.Process{Programs: Programs(), Argv: argv, FS: proc.NewFS(nil, false).WithImage(agnhostImage),
+				Image: agnhostImage, Hostname: "server", Net: newLoopNet(),
+				Sleep: func(ctx context.Context, d time.Duration) error { slept <- d; <-ctx.Done(); return ctx.Err() }})
+		}()
+		select {
+		case d := <-slept:
+			if d != tc.want {
+				t.Errorf("--peers %q: searched for %v, want %v", tc.peers, d, tc.want)
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("--peers %q: no search", tc.peers)
+		}
+		cancel()
+		<-done
+	}
+}
