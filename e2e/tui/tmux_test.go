@@ -17,7 +17,7 @@ type term = tmuxtest.Term
 // clustersAtOnce bounds the podtrace clusters the package's tests run at
 // once: the tests run in parallel, and mostly wait on what the screen
 // shows, but each cluster's start-up burns CPU (2 cores).
-const clustersAtOnce = 3
+const clustersAtOnce = 4
 
 // clusterSlots holds one token per cluster running.
 var clusterSlots = make(chan struct{}, clustersAtOnce)
