@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -119,7 +120,7 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 		}
 		defer r.Stop()
 	}
-	if o.record != "" {
+	if o.record != "" && !o.headless {
 		stopRecord, err := stream.Record(src.Hub(), src.TeeRows(ctx), o.record)
 		if err != nil {
 			return err
@@ -128,7 +129,15 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 	}
 	var printed *stream.Printer
 	if o.headless {
-		printed = stream.Print(os.Stdout, src.Hub(), src.TeeRows(ctx))
+		// One printer for the terminal and the recording, so both get the
+		// same stream line for line (two would each interleave events and
+		// rows in an order of their own).
+		w, closeRecord, err := headlessOutput(o.record)
+		if err != nil {
+			return err
+		}
+		defer closeRecord()
+		printed = stream.Print(w, src.Hub(), src.TeeRows(ctx))
 	}
 	if err := src.Start(ctx); err != nil {
 		return err
@@ -139,6 +148,19 @@ func attachRun(ctx context.Context, cfg *rest.Config, contextName, ns string, ta
 		return nil
 	}
 	return tui.Run(ctx, src, tui.Options{Theme: o.theme, NoColor: os.Getenv("NO_COLOR") != ""})
+}
+
+// headlessOutput is where attach --headless prints: standard output, and
+// also the file record names unless it is empty; closeRecord closes that.
+func headlessOutput(record string) (w io.Writer, closeRecord func(), err error) {
+	if record == "" {
+		return os.Stdout, func() {}, nil
+	}
+	f, err := os.Create(record)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record events: %w", err)
+	}
+	return io.MultiWriter(os.Stdout, f), func() { f.Close() }, nil
 }
 
 type discard struct{}
