@@ -27,12 +27,13 @@ import (
 // every namespace in a NAMESPACE column, and a missing target is
 // kubectl's NotFound.
 func TestAttachContextAndNamespace(t *testing.T) {
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var serveOut, serveErr syncbuf.Buffer
 	startBin(t, bin, &serveOut, &serveErr, "serve", "--nodes", "1", "--data-dir", filepath.Join(dir, "cluster"))
 	served := filepath.Join(dir, "cluster", "kubeconfig")
-	waitFile(t, served, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
+	waitFile(t, served, clusterStart, func(b []byte) bool { return len(b) > 0 })
 
 	kc, err := clientcmd.LoadFromFile(served)
 	if err != nil {
@@ -58,7 +59,7 @@ func TestAttachContextAndNamespace(t *testing.T) {
 	c := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
-	waittest.EventuallyEvery(t, "namespace team-a to be created", 200*time.Millisecond, time.Minute, func() (bool, string) {
+	waittest.EventuallyEvery(t, "namespace team-a to be created", 200*time.Millisecond, clusterStart, func() (bool, string) {
 		_, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 		return err == nil, fmt.Sprintf("%v (serve: %s)", err, serveErr.String())
 	})

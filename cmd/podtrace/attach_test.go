@@ -58,26 +58,41 @@ func waitFile(t *testing.T, path string, timeout time.Duration, ok func([]byte) 
 	return data
 }
 
+// waitAPIReady waits until the API server c talks to is ready, as kubectl
+// get --raw /readyz would say: serve writes its kubeconfig before that.
+// serveErr is serve's standard error, shown if it never is.
+func waitAPIReady(t *testing.T, c kubernetes.Interface, serveErr fmt.Stringer) {
+	t.Helper()
+	waittest.EventuallyEvery(t, "the API server ready", 200*time.Millisecond, clusterStart, func() (bool, string) {
+		body, err := c.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		return err == nil && string(body) == "ok", fmt.Sprintf("%q %v (serve: %s)", body, err, serveErr.String())
+	})
+}
+
 // TestAttachRecordAndReplay serves an embedded cluster, attaches to it as to
 // any cluster (its kubeconfig only) with --headless --record, creates a
 // Deployment and an unschedulable pod through the API, then replays the
 // recording: the lanes show every observable stage done, the API stages
 // as not observable, and the scheduler's FailedScheduling.
 func TestAttachRecordAndReplay(t *testing.T) {
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var serveOut bytes.Buffer
 	serveErr := &syncbuf.Buffer{}
 	startBin(t, bin, &serveOut, serveErr, "serve", "--nodes", "2", "--data-dir", filepath.Join(dir, "cluster"))
 	kubeconfig := filepath.Join(dir, "cluster", "kubeconfig")
-	waitFile(t, kubeconfig, 30*time.Second, func(b []byte) bool { return len(b) > 0 })
-	time.Sleep(500 * time.Millisecond) // the kubeconfig is written before the API answers
+	waitFile(t, kubeconfig, clusterStart, func(b []byte) bool { return len(b) > 0 })
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	waitAPIReady(t, c, serveErr)
 
 	// Wrong credentials and an unknown CA fail in one line too.
-	server := ""
-	if cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig); err == nil {
-		server = cfg.Host
-	}
+	server := cfg.Host
 	for _, tt := range []struct{ user, cluster, want string }{
 		{"{token: not-a-token}", "{server: " + server + ", insecure-skip-tls-verify: true}", "podtrace: attach to x: cannot read pods: Unauthorized"},
 		{"{token: not-a-token}", "{server: " + server + "}", "podtrace: attach to x: cannot read pods: "},
@@ -98,12 +113,6 @@ func TestAttachRecordAndReplay(t *testing.T) {
 	var attOut, attErr bytes.Buffer
 	att := startBin(t, bin, &attOut, &attErr, "attach", "--kubeconfig", kubeconfig, "--headless", "--record", rec)
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := kubernetes.NewForConfigOrDie(cfg)
-	ctx := context.Background()
 	n := int32(2)
 	labels := map[string]string{"app": "web"}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
@@ -184,7 +193,10 @@ func TestAttachRecordAndReplay(t *testing.T) {
 	}
 }
 
+// TestAttachOneLineErrors: attach, agent and replay fail in one line,
+// exit 1, on what they cannot use. Each run is a process of its own.
 func TestAttachOneLineErrors(t *testing.T) {
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kc")
@@ -211,6 +223,7 @@ users: [{name: u, user: {token: abc}}]
 		{"replay bad line", []string{"replay", kc}, "podtrace: replay kc: line 1: "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, errOut, code := run(t, bin, tt.args...)
 			if code != 1 || !strings.HasPrefix(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 				t.Fatalf("exit %d, stderr %q, want one line starting %q", code, errOut, tt.want)

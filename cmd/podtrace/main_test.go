@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/stages"
@@ -15,7 +16,14 @@ import (
 )
 
 // TestMain removes the podtrace binary the tests built once they have run.
+// The tests that run podtrace clusters (each a process of its own, in a
+// pod network namespace of its own, on a data dir of its own) run in
+// parallel, as many at once as -parallel allows (one per core unless given).
 func TestMain(m *testing.M) { os.Exit(podtracebin.Removing(m).Run()) }
+
+// clusterStart bounds how long a podtrace cluster may take to start (its
+// kubeconfig written, its API server ready): several start at once here.
+const clusterStart = 2 * time.Minute
 
 func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -32,10 +40,14 @@ func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code 
 	return o.String(), e.String(), code
 }
 
+// TestRunHeadless runs `podtrace run --headless` on good and bad
+// manifests, each run a process of its own: the runs go in parallel.
 func TestRunHeadless(t *testing.T) {
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
-	write := func(name, body string) string {
+	write := func(t *testing.T, name, body string) string {
+		t.Helper()
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -44,6 +56,7 @@ func TestRunHeadless(t *testing.T) {
 	}
 
 	t.Run("deployment reaches Ready", func(t *testing.T) {
+		t.Parallel()
 		out, errOut, code := run(t, bin, "run", "-f", "../../examples/web.yaml", "--headless", "--speed", "20")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
@@ -72,6 +85,7 @@ func TestRunHeadless(t *testing.T) {
 	})
 
 	t.Run("repeated -f and a directory apply every manifest", func(t *testing.T) {
+		t.Parallel()
 		pod := func(name string) string {
 			return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n  containers: [{name: c, image: nginx:1.27}]\n"
 		}
@@ -79,11 +93,11 @@ func TestRunHeadless(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(manifests, "nested"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		write("manifests/c.yml", pod("from-dir-yml"))
-		write("manifests/d.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"from-dir-json"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`)
-		write("manifests/notes.txt", "not a manifest")
-		write("manifests/nested/e.yaml", pod("nested-without-R"))
-		out, errOut, code := run(t, bin, "run", "-f", write("first.yaml", pod("from-first")), "-f", write("second.yaml", pod("from-second")),
+		write(t, "manifests/c.yml", pod("from-dir-yml"))
+		write(t, "manifests/d.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"from-dir-json"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`)
+		write(t, "manifests/notes.txt", "not a manifest")
+		write(t, "manifests/nested/e.yaml", pod("nested-without-R"))
+		out, errOut, code := run(t, bin, "run", "-f", write(t, "first.yaml", pod("from-first")), "-f", write(t, "second.yaml", pod("from-second")),
 			"--headless", "--filename", manifests, "--nodes", "1", "--speed", "20")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
@@ -109,6 +123,7 @@ func TestRunHeadless(t *testing.T) {
 	})
 
 	t.Run("unschedulable pod fails with the scheduler's words", func(t *testing.T) {
+		t.Parallel()
 		_, errOut, code := run(t, bin, "run", "-f", "../../source/live/workloads/too-big.yaml", "--headless", "--speed", "20", "--nodes", "2")
 		want := "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 		if code != exitPodFailed || !strings.Contains(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
@@ -125,22 +140,25 @@ func TestRunHeadless(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, errOut, code := run(t, bin, "run", "-f", write(strings.ReplaceAll(tt.name, " ", "-")+".yaml", tt.manifest), "--headless")
+			t.Parallel()
+			_, errOut, code := run(t, bin, "run", "-f", write(t, strings.ReplaceAll(tt.name, " ", "-")+".yaml", tt.manifest), "--headless")
 			if code != 1 || !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 				t.Fatalf("exit %d, stderr %q, want one line containing %q", code, errOut, tt.want)
 			}
 		})
 	}
 	t.Run("unserved kind skipped", func(t *testing.T) {
+		t.Parallel()
 		manifest := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: [{name: c, image: nginx:1.27}]\n" +
 			"---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
-		out, errOut, code := run(t, bin, "run", "-f", write("with-widget.yaml", manifest), "--headless", "--nodes", "1")
+		out, errOut, code := run(t, bin, "run", "-f", write(t, "with-widget.yaml", manifest), "--headless", "--nodes", "1")
 		want := `podtrace: skipping resource mapping not found for name: "w" namespace: "" from`
 		if code != 0 || !strings.HasPrefix(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(out, `"stage":"ready"`) {
 			t.Fatalf("exit %d, stderr %q; want the pod Ready and one line skipping the Widget", code, errOut)
 		}
 	})
 	t.Run("bad flag", func(t *testing.T) {
+		t.Parallel()
 		_, errOut, code := run(t, bin, "run", "--nodes", "zero", "-f", "x.yaml", "--headless")
 		if code != 1 || !strings.HasPrefix(errOut, "podtrace: ") {
 			t.Fatalf("exit %d, stderr %q", code, errOut)

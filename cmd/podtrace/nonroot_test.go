@@ -28,6 +28,7 @@ func TestNonRootUserRunsPodsAsOtherUsers(t *testing.T) {
 	if name == "" || os.Getuid() != 0 {
 		t.Skip("needs root and PODTRACE_NONROOT_USER, a user with subordinate IDs (.ci/run makes one)")
 	}
+	t.Parallel() // its clusters run in user and network namespaces of their own
 	u, err := user.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,8 @@ spec:
 
 	// When newuidmap refuses (here a stand-in on PATH that fails), podtrace
 	// says so in one line and runs with the user's ID alone: the pod never
-	// becomes Ready.
+	// becomes Ready. (That run waits for its --timeout to pass: the other
+	// run, on a data dir of its own, goes meanwhile.)
 	refusing := filepath.Join(home, "refusing")
 	if err := os.MkdirAll(refusing, 0o755); err != nil {
 		t.Fatal(err)
@@ -74,13 +76,18 @@ spec:
 	if err := os.WriteFile(filepath.Join(refusing, "newuidmap"), []byte("#!/bin/sh\necho refused >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd, _, errOut := runAs(refusing+":"+os.Getenv("PATH"), "20s", "refused")
-	if err := cmd.Run(); err == nil {
-		t.Error("with newuidmap refusing, the pod running as user 1000 became Ready")
+	refused, _, refusedErr := runAs(refusing+":"+os.Getenv("PATH"), "20s", "refused")
+	if err := refused.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if want := "podtrace: newuidmap: exit status 1: refused; pods that run as another user will not start"; !strings.Contains(errOut.String(), want) {
-		t.Errorf("stderr %q, want the line %q", errOut.String(), want)
-	}
+	defer func() {
+		if err := refused.Wait(); err == nil {
+			t.Error("with newuidmap refusing, the pod running as user 1000 became Ready")
+		}
+		if want := "podtrace: newuidmap: exit status 1: refused; pods that run as another user will not start"; !strings.Contains(refusedErr.String(), want) {
+			t.Errorf("stderr %q, want the line %q", refusedErr.String(), want)
+		}
+	}()
 
 	cmd, out, errOut := runAs(os.Getenv("PATH"), "90s", "data")
 	if err := cmd.Run(); err != nil {

@@ -37,13 +37,14 @@ func TestServeInPodNetwork(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("pod network namespaces are Linux's")
 	}
+	t.Parallel() // the other tests' clusters run in namespaces of their own
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
 	var out bytes.Buffer
 	var errOut syncbuf.Buffer
 	serve := startBin(t, bin, &out, &errOut, "serve", "--nodes", "2", "--data-dir", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	waitFile(t, kubeconfig, 60*time.Second, func(b []byte) bool { return len(b) > 0 })
+	waitFile(t, kubeconfig, clusterStart, func(b []byte) bool { return len(b) > 0 })
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)

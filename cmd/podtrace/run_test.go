@@ -52,6 +52,7 @@ metadata: {name: debug}
 // Service) ends with exit 0 only once both its pods, created one after the
 // other, are Ready.
 func TestRunHeadlessStatefulSet(t *testing.T) {
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	manifest := filepath.Join(t.TempDir(), "db.yaml")
 	if err := os.WriteFile(manifest, []byte(`apiVersion: v1

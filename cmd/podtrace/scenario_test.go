@@ -9,10 +9,14 @@ import (
 	"github.com/podtrace/podtrace/internal/podtracebin"
 )
 
+// TestScenarioCommand runs `podtrace scenario` as a user would; each run
+// is a process of its own, so they go in parallel.
 func TestScenarioCommand(t *testing.T) {
+	t.Parallel()
 	bin := podtracebin.Path(t)
 	dir := t.TempDir()
-	write := func(name, body string) string {
+	write := func(t *testing.T, name, body string) string {
+		t.Helper()
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -50,6 +54,7 @@ fix:
 `
 
 	t.Run("list", func(t *testing.T) {
+		t.Parallel()
 		out, errOut, code := run(t, bin, "scenario", "list")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
@@ -60,6 +65,7 @@ fix:
 		}
 	})
 	t.Run("check passes", func(t *testing.T) {
+		t.Parallel()
 		out, errOut, code := run(t, bin, "scenario", "missing-configmap", "--headless", "--check")
 		if code != 0 || !strings.Contains(out, "scenario missing-configmap behaves as documented") {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -69,27 +75,31 @@ fix:
 		}
 	})
 	t.Run("check fails when the documented message never shows", func(t *testing.T) {
-		file := write("mine.yaml", strings.Replace(mine, "MESSAGE", "no such message", 1))
+		t.Parallel()
+		file := write(t, "mine.yaml", strings.Replace(mine, "MESSAGE", "no such message", 1))
 		_, errOut, code := run(t, bin, "scenario", file, "--headless", "--check", "--timeout", "3s")
 		if code != 2 || !strings.Contains(errOut, `not seen within 3s: container waiting ImagePullBackOff "no such message"`) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 	})
 	t.Run("a user's file is checked too", func(t *testing.T) {
-		file := write("ok.yaml", strings.Replace(mine, "MESSAGE", `'Back-off pulling image "ngnix:1.27"'`, 1))
-		out, errOut, code := run(t, bin, "scenario", file, "--headless", "--check", "--timeout", "30s")
+		t.Parallel()
+		file := write(t, "ok.yaml", strings.Replace(mine, "MESSAGE", `'Back-off pulling image "ngnix:1.27"'`, 1))
+		out, errOut, code := run(t, bin, "scenario", file, "--headless", "--check", "--timeout", "2m")
 		if code != 0 || !strings.Contains(out, "scenario ok behaves as documented") {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 		}
 	})
 	t.Run("malformed file names line and field", func(t *testing.T) {
-		file := write("bad.yaml", strings.Replace(mine, "  deployment: typo", "  deployment: typo\n  pod: web", 1))
+		t.Parallel()
+		file := write(t, "bad.yaml", strings.Replace(mine, "  deployment: typo", "  deployment: typo\n  pod: web", 1))
 		_, errOut, code := run(t, bin, "scenario", file, "--headless", "--check")
 		if code != 1 || !strings.Contains(errOut, "bad.yaml:14: field goal: name exactly one of deployment and pod") {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 	})
 	t.Run("graded hints and the explanation", func(t *testing.T) {
+		t.Parallel()
 		out, _, code := run(t, bin, "scenario", "hint", "image-typo", "2")
 		if code != 0 || !strings.HasPrefix(out, "Hint 1 of 3: ") || !strings.Contains(out, "\nHint 2 of 3: ") || strings.Contains(out, "Hint 3") {
 			t.Fatalf("exit %d:\n%s", code, out)
@@ -100,6 +110,7 @@ fix:
 		}
 	})
 	t.Run("unknown name", func(t *testing.T) {
+		t.Parallel()
 		_, errOut, code := run(t, bin, "scenario", "nope")
 		if code != 1 || !strings.Contains(errOut, `no scenario "nope" (built in: cni-out-of-ips,`) {
 			t.Fatalf("exit %d: %s", code, errOut)
