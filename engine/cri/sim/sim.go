@@ -276,13 +276,6 @@ func notFound(kind, id string) error {
 	return status.Errorf(codes.NotFound, "an error occurred when try to find %s %q: not found", kind, id)
 }
 
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
 func podKey(md *runtimeapi.PodSandboxMetadata) string {
 	return fmt.Sprintf("%s/%s", md.GetNamespace(), md.GetName())
 }
