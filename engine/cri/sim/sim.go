@@ -3,9 +3,10 @@
 // It keeps its sandboxes, containers and images as CRI records; their
 // timing (a seeded latency model scaled by --speed), the simulated
 // registries' catalogue and what each container's command does come from
-// engine/cri/sim/model, and the container's processes run as
-// engine/cri/sim/proc runs them, so containers run, exit with a code,
-// write logs and answer exec and attach. Pod addresses come from a
+// engine/cri/sim/model, and the containers' processes run as
+// engine/cri/sim/proc runs them, with agnhost's programs
+// (engine/cri/sim/agnhost), so containers run, exit with a code, write
+// logs and answer exec and attach. Pod addresses come from a
 // host-local style IPAM over the node's pod CIDR (engine/cri/sim/ipam),
 // and this package reports them as the CNI ADD result, writes containers'
 // output in CRI log format to the path the kubelet gives, and answers on
