@@ -55,7 +55,9 @@ func TestHostPathVolumeWithReclaimDeleteIsRefused(t *testing.T) {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatalf("hostPath volume with Retain: %v", err)
 	}
-	t.Cleanup(func() { _ = c.CoreV1().PersistentVolumes().Delete(context.Background(), "hostpath-retain", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.CoreV1().PersistentVolumes().Delete(context.Background(), "hostpath-retain", metav1.DeleteOptions{})
+	})
 	_, err = c.CoreV1().PersistentVolumes().Patch(ctx, "hostpath-retain", types.MergePatchType,
 		[]byte(`{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}`), metav1.PatchOptions{})
 	if !apierrors.IsForbidden(err) {
