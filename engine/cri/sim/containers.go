@@ -163,10 +163,20 @@ func (r *Runtime) RemoveContainer(_ context.Context, id string) error {
 	if c.status.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return status.Errorf(codes.Unknown, "container %s is running", id)
 	}
-	c.log.close()
+	c.release()
 	delete(r.containers, id)
 	r.changes++
 	return nil
+}
+
+// release closes what a removed container holds open: its log, and the
+// input and terminal of a process that never started (a started one
+// closes them as it ends).
+func (c *container) release() {
+	c.log.close()
+	if c.proc != nil && c.status.StartedAt == 0 {
+		c.proc.stdio.close()
+	}
 }
 
 // ListContainers lists the containers that match filter.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,5 +187,50 @@ func TestStopContainer(t *testing.T) {
 	}
 	if err := r.StartContainer(ctx, sh); err == nil || !regexp.MustCompile(`is in CONTAINER_EXITED state, not CONTAINER_CREATED`).MatchString(err.Error()) {
 		t.Errorf("starting an exited container: %v", err)
+	}
+}
+
+// A container with a terminal or an input that is removed without having
+// started closes them: a start that keeps failing (a start fault, the
+// kubelet creating the container again each time) leaks no descriptors.
+func TestRemoveNeverStartedClosesItsInput(t *testing.T) {
+	ctx := context.Background()
+	r, sandbox, sb := onFakeClock(t, testingclock.NewFakeClock(time.Now()))
+	for _, tc := range []struct {
+		name       string
+		tty, stdin bool
+		removePod  bool
+	}{
+		{name: "tty", tty: true},
+		{name: "stdin", stdin: true},
+		{name: "pod", tty: true, removePod: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: tc.name}, Image: &runtimeapi.ImageSpec{Image: "busybox"},
+				Command: []string{"sh"}, Tty: tc.tty, Stdin: tc.stdin, LogPath: tc.name + ".log"}
+			id, err := r.CreateContainer(ctx, sandbox, cfg, sb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.mu.Lock()
+			s := r.containers[id].proc.stdio
+			r.mu.Unlock()
+			if s.in == nil {
+				t.Fatal("the container has no input to close")
+			}
+			if tc.removePod {
+				err = r.RemovePodSandbox(ctx, sandbox)
+			} else {
+				err = r.RemoveContainer(ctx, id)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []*os.File{s.in, s.feed} {
+				if _, err := f.Write([]byte("x")); !errors.Is(err, os.ErrClosed) {
+					t.Errorf("%s: after removal, a write to its input gives %v, want %v", tc.name, err, os.ErrClosed)
+				}
+			}
+		})
 	}
 }

@@ -122,7 +122,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 	r.changes++
 	for cid, c := range r.containers {
 		if c.sandbox == id {
-			c.log.close()
+			c.release()
 			delete(r.containers, cid)
 		}
 	}
