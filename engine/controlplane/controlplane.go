@@ -216,7 +216,14 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err = upstream.StartScheduler(components, sc); err != nil {
 		return err
 	}
-	return cp.waitDefaultServiceAccount(ctx)
+	if err = cp.waitDefaultServiceAccount(ctx); err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cp.AdminConfig())
+	if err != nil {
+		return err
+	}
+	return waitHostPathDeletePolicy(ctx, client)
 }
 
 // waitDefaultServiceAccount waits for the serviceaccount controller to give

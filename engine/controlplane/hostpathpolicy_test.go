@@ -4,15 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // persistentVolume is a 1Gi volume from source with reclaim policy.
@@ -29,26 +26,28 @@ func persistentVolume(name string, policy corev1.PersistentVolumeReclaimPolicy, 
 }
 
 // A hostPath PersistentVolume that kube-controller-manager would delete
-// from the machine running podtrace is refused with the reason, on create
-// and on an update to Delete; Retain, and Delete on any other source (the
-// ResourceQuota conformance spec's CSI volume), are accepted.
+// from the machine running podtrace is refused with the reason, from the
+// moment the control plane has started, on create and on an update to
+// Delete. What the deleter leaves alone is accepted: Retain, a path
+// outside /tmp, a volume an outside provisioner made (kind's local-path),
+// and Delete on any other source (the ResourceQuota conformance spec's
+// CSI volume).
 func TestHostPathVolumeWithReclaimDeleteIsRefused(t *testing.T) {
 	t.Parallel()
 	c := admin(t)
 	ctx := context.Background()
 	dir := t.TempDir() // a real path under /tmp: the deleter's pattern
 	hostPath := corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 
-	// The policy takes effect once kube-apiserver's policy source has
-	// loaded it (it refreshes every second).
-	var err error
-	waittest.Eventually(t, "the hostPath Delete policy to refuse a volume", 10*time.Second, func() (bool, string) {
-		_, err = c.CoreV1().PersistentVolumes().Create(ctx, persistentVolume("hostpath-delete", corev1.PersistentVolumeReclaimDelete, hostPath),
-			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return err != nil, "accepted"
-	})
+	_, err := c.CoreV1().PersistentVolumes().Create(ctx, persistentVolume("hostpath-delete", corev1.PersistentVolumeReclaimDelete, hostPath), dryRun)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "kube-controller-manager runs on the machine running podtrace") {
 		t.Fatalf("hostPath volume with Delete: got %v, want Forbidden with the reason", err)
+	}
+	provisioned := persistentVolume("hostpath-in-tree", corev1.PersistentVolumeReclaimDelete, hostPath)
+	provisioned.Annotations = map[string]string{"pv.kubernetes.io/provisioned-by": "kubernetes.io/host-path"}
+	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, provisioned, dryRun); !apierrors.IsForbidden(err) {
+		t.Errorf("hostPath volume provisioned by kubernetes.io/host-path with Delete: got %v, want Forbidden", err)
 	}
 
 	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, persistentVolume("hostpath-retain", corev1.PersistentVolumeReclaimRetain, hostPath),
@@ -64,9 +63,15 @@ func TestHostPathVolumeWithReclaimDeleteIsRefused(t *testing.T) {
 		t.Fatalf("patching a hostPath volume to Delete: got %v, want Forbidden", err)
 	}
 
+	external := persistentVolume("local-path", corev1.PersistentVolumeReclaimDelete, hostPath)
+	external.Annotations = map[string]string{"pv.kubernetes.io/provisioned-by": "rancher.io/local-path"}
+	outside := corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data/volume"}}
 	csi := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "fake.csi.k8s.io", VolumeHandle: "volume-handle"}}
-	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, persistentVolume("csi-delete", corev1.PersistentVolumeReclaimDelete, csi),
-		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-		t.Fatalf("CSI volume with Delete: %v", err)
+	for _, pv := range []*corev1.PersistentVolume{external,
+		persistentVolume("outside-tmp", corev1.PersistentVolumeReclaimDelete, outside),
+		persistentVolume("csi-delete", corev1.PersistentVolumeReclaimDelete, csi)} {
+		if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, dryRun); err != nil {
+			t.Errorf("%s with Delete: %v", pv.Name, err)
+		}
 	}
 }
