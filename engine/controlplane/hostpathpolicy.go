@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	admissionv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 )
 
 // HostPathDeletePolicy names the ValidatingAdmissionPolicy, and its binding,
@@ -92,6 +93,7 @@ func waitHostPathDeletePolicy(ctx context.Context, client kubernetes.Interface) 
 		},
 	}
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	start := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().PersistentVolumes().Create(ctx, probe, dryRun)
 		return apierrors.IsForbidden(err), nil
@@ -99,5 +101,6 @@ func waitHostPathDeletePolicy(ctx context.Context, client kubernetes.Interface) 
 	if err != nil {
 		return fmt.Errorf("hostPath delete policy not in force: %w", err)
 	}
+	klog.InfoS("hostPath delete policy in force", "waited", time.Since(start))
 	return nil
 }
