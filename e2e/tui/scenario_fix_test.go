@@ -200,7 +200,22 @@ func removeFaults(t testing.TB, tm *term, description string) time.Time {
 // quitScenario presses q and waits for podtrace to exit.
 func quitScenario(t testing.TB, tm *term) {
 	t.Helper()
-	tm.Keys("Escape", "q")
+	// On a loaded machine the Escape and the q can reach podtrace in one
+	// read, which a terminal takes for alt+q: a participant who sees no
+	// "stopping the cluster" presses them again.
+	quitting := func(s string) bool {
+		return strings.Contains(s, "stopping the cluster") || strings.Contains(s, "podtrace exited")
+	}
+	for try := 0; try < 5; try++ {
+		tm.Keys("Escape", "q")
+		deadline := time.Now().Add(5 * time.Second)
+		for !quitting(tm.Screen()) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if quitting(tm.Screen()) {
+			break
+		}
+	}
 	tm.WaitFor("podtrace to exit", time.Minute, tmuxtest.Has("podtrace exited"))
 }
 
