@@ -57,7 +57,7 @@ func TestCauseInTheRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := startTerm(t, 120, 40, podtracebin.Path(t), "--data-dir", t.TempDir(), "-f", manifest)
-	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3"))
+	tm.WaitFor("3 Ready nodes", clusterStart, tmuxtest.Has("nodes 3/3"))
 	before := "" // the huge row as drawn at the previous size
 	for _, size := range [][2]int{{120, 40}, {80, 24}} {
 		w, h := strconv.Itoa(size[0]), strconv.Itoa(size[1])

@@ -21,7 +21,7 @@ func TestControlsOnTheRealEngine(t *testing.T) {
 	tmuxtest.Need(t)
 	parallelCluster(t)
 	tm := startTerm(t, 120, 40, podtracebin.Path(t), "--data-dir", t.TempDir())
-	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3 Ready"))
+	tm.WaitFor("3 Ready nodes", clusterStart, tmuxtest.Has("nodes 3/3 Ready"))
 
 	// Clock: + doubles the engine's speed, - halves it, space pauses.
 	tm.Keys("+")

@@ -27,7 +27,7 @@ func TestEndToEnd(t *testing.T) {
 	data := t.TempDir()
 	tm := startTerm(t, 120, 40, bin, "--data-dir", data)
 
-	s := tm.WaitFor("the first frame with 3 Ready nodes", time.Minute,
+	s := tm.WaitFor("the first frame with 3 Ready nodes", clusterStart,
 		tmuxtest.Has("podtrace", "embedded", "nodes 3/3 Ready", "etcd healthy", "simulated", "speed 1×", "No pods yet"))
 	assertNoLogs(t, s)
 

@@ -87,7 +87,7 @@ func TestScreenIsKubectl(t *testing.T) {
 	}
 	data := filepath.Join(dir, "data")
 	tm := startTerm(t, 200, 60, podtracebin.Path(t), "--data-dir", data, "-f", manifest)
-	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3"))
+	tm.WaitFor("3 Ready nodes", clusterStart, tmuxtest.Has("nodes 3/3"))
 	kubeconfig := filepath.Join(data, "kubeconfig")
 	attached := startTerm(t, 200, 60, podtracebin.Path(t), "attach", "-A", "--kubeconfig", kubeconfig)
 	attached.WaitFor("attach's header", time.Minute, tmuxtest.Has("cluster podtrace"))

@@ -162,7 +162,7 @@ func playScenario(t testing.TB, bin, kubectl, name string, untilCompared bool) t
 func openScenario(t testing.TB, bin, name, data string) *term {
 	t.Helper()
 	tm := startTerm(t, 200, 60, bin, "scenario", name, "--data-dir", data)
-	tm.WaitFor("the cluster broken", 2*time.Minute, tmuxtest.Has("The cluster is broken as the story says"))
+	tm.WaitFor("the cluster broken", clusterStart, tmuxtest.Has("The cluster is broken as the story says"))
 	tm.Keys("Escape") // closes the story
 	tm.WaitFor("the cluster's lanes", time.Minute, tmuxtest.Has(" NAME ", " RESTARTS "))
 	if _, err := os.Stat(filepath.Join(data, "kubeconfig")); err != nil {

@@ -43,7 +43,7 @@ func startStopScenario(tb testing.TB, bin, name string) (story, stop time.Durati
 	if goal, progress := strings.Index(s, "Goal: "), strings.Index(s, "Starting the cluster"); progress < goal {
 		tb.Errorf("%s: no start-up progress under the story:\n%s", name, s)
 	}
-	tm.WaitFor("the cluster broken", 2*time.Minute, tmuxtest.Has("The cluster is broken as the story says"))
+	tm.WaitFor("the cluster broken", clusterStart, tmuxtest.Has("The cluster is broken as the story says"))
 	tm.Keys("Escape")
 	tm.WaitFor("the lanes", 30*time.Second, tmuxtest.Has(" NAME ", " RESTARTS "))
 	tm.Keys("q")

@@ -29,7 +29,7 @@ func TestScreenshot(t *testing.T) {
 	tmuxtest.Need(t)
 	const cols, rows = 200, 38
 	tm := startTerm(t, cols, rows, podtracebin.Path(t), "--data-dir", t.TempDir())
-	tm.WaitFor("3 Ready nodes", time.Minute, tmuxtest.Has("nodes 3/3 Ready"))
+	tm.WaitFor("3 Ready nodes", clusterStart, tmuxtest.Has("nodes 3/3 Ready"))
 	for _, w := range []string{"typo", "crashloop", "too-big"} {
 		applyWorkload(t, tm, w)
 	}
