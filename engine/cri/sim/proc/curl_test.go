@@ -1,51 +1,22 @@
 package proc
 
 import (
-	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// curlService serves web's Service 10.96.12.34:80 on loopback: its
-// hostname at /, 404 elsewhere. dial leads there; 10.96.0.99:80 refuses
-// and 10.96.0.98:80 times out.
-func curlService(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" && r.URL.Path != "/hostname" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte("web-1")) //nolint:errcheck
-	}))
-	t.Cleanup(srv.Close)
-	saved := dial
-	dial = func(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
-		switch addr {
-		case "10.96.12.34:80":
-			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", srv.Listener.Addr().String())
-		case "10.96.0.99:80":
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-		case "10.96.0.98:80":
-			if timeout != 2*time.Second {
-				t.Errorf("curl connected with a timeout of %v, want --connect-timeout's 2s", timeout)
-			}
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
-		}
-		return saved(ctx, network, addr, timeout)
-	}
-	t.Cleanup(func() { dial = saved })
-}
 
 // curl as the Services specs run it from an exec pod (session affinity,
 // NodePorts): the body alone on stdout, silent failures with curl's codes.
 func TestCurl(t *testing.T) {
 	clusterDNS(t)
-	curlService(t)
+	webService(t, 2*time.Second, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" && r.URL.Path != "/hostname" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("web-1")) //nolint:errcheck
+	})
 	for _, tc := range []struct {
 		argv   []string
 		code   int

@@ -1,23 +1,15 @@
 package proc
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"syscall"
 	"testing"
-	"time"
 )
 
-// webService serves "hello from web" at / (404 elsewhere) on loopback, and
-// points dial there for web's Service address 10.96.12.34:80; 10.96.0.99
-// refuses connections, as a Service without ready endpoints does.
-func webService(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func TestWget(t *testing.T) {
+	clusterDNS(t)
+	webService(t, 0, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/write" { // what a POST sent
 			b, _ := io.ReadAll(r.Body)
 			fmt.Fprintf(w, "%s %s %s\n", r.Method, r.Header.Get("Content-Type"), b)
@@ -28,25 +20,7 @@ func webService(t *testing.T) {
 			return
 		}
 		w.Write([]byte("hello from web\n")) //nolint:errcheck
-	}))
-	t.Cleanup(srv.Close)
-	saved := dial
-	dial = func(ctx context.Context, _, addr string, timeout time.Duration) (net.Conn, error) {
-		switch addr {
-		case "10.96.12.34:80":
-			return (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", srv.Listener.Addr().String())
-		case "10.96.0.99:80":
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-		}
-		t.Errorf("wget dialed %s", addr)
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
-	}
-	t.Cleanup(func() { dial = saved })
-}
-
-func TestWget(t *testing.T) {
-	clusterDNS(t)
-	webService(t)
+	})
 	for _, tc := range []struct {
 		argv   []string
 		code   int
