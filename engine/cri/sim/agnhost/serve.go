@@ -3,7 +3,6 @@ package agnhost
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -75,31 +74,75 @@ func (c *cmd) open(s service, wg *sync.WaitGroup) ([]io.Closer, error) {
 			wg.Go(func() { _ = srv.Serve(l) })
 			continue
 		}
-		closers = append(closers, l)
+		conns := &connSet{open: map[net.Conn]struct{}{}}
+		closers = append(closers, l, conns) // the listener first: no new connection after
 		wg.Go(func() {
 			for {
 				conn, err := l.Accept()
 				if err != nil {
 					return
 				}
-				s.conn(conn)
-				conn.Close()
+				if !conns.add(conn) {
+					return
+				}
+				// One goroutine per connection, as agnhost's handlers run.
+				wg.Go(func() {
+					defer conns.done(conn)
+					s.conn(conn)
+				})
 			}
 		})
 	}
 	return closers, err
 }
 
-// answerPackets replies to each datagram pc receives until it is closed.
+// connSet is a raw service's open connections: closing it closes them,
+// as the process's end does.
+type connSet struct {
+	mu     sync.Mutex
+	open   map[net.Conn]struct{}
+	closed bool
+}
+
+// add tracks conn, or closes it and says false once the set is closed.
+func (cs *connSet) add(conn net.Conn) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closed {
+		conn.Close()
+		return false
+	}
+	cs.open[conn] = struct{}{}
+	return true
+}
+
+// done closes conn once its handler has returned.
+func (cs *connSet) done(conn net.Conn) {
+	cs.mu.Lock()
+	delete(cs.open, conn)
+	cs.mu.Unlock()
+	conn.Close()
+}
+
+// Close closes every open connection.
+func (cs *connSet) Close() error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.closed = true
+	for conn := range cs.open {
+		conn.Close()
+	}
+	return nil
+}
+
+// answerPackets replies to each datagram pc receives until it is closed
+// or a read fails (agnhost's UDP servers exit on a failed read).
 func answerPackets(pc net.PacketConn, reply func([]byte, net.Addr) []byte) {
 	buf := make([]byte, 2048)
 	for {
 		n, from, err := pc.ReadFrom(buf)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
+			return
 		}
 		if out := reply(buf[:n], from); out != nil {
 			_, _ = pc.WriteTo(out, from)
