@@ -21,10 +21,16 @@ import (
 // attach's receiver, and checks each pod's stages rebuilt from the spans
 // alone (the kubelet's CRI client spans: Debian's containerd 1.6 sends
 // none of its own) against the seams': sandbox (the whole RunPodSandbox,
-// network and pause container), pull, create and start within 10 ms at
+// network and pause container), pull, create and start within 50 ms at
 // both ends; the binding request inside the scheduler's bind stage.
+//
+// A client span starts before its call crosses the socket to the
+// interposer, where the seam sees it: usually well under a millisecond,
+// but on a loaded 2-core machine (CI, three other clusters running) a pull
+// crossed in 26 ms. 50 ms still tells each stage's call from its
+// neighbours': each lasts 300 ms or more here.
 func TestSpansAgreeWithSeamsOnContainerd(t *testing.T) {
-	const within = 10 * time.Millisecond
+	const within = 50 * time.Millisecond
 	var mu sync.Mutex
 	var folded []stages.Event
 	ctx, cancel := context.WithCancel(context.Background())
