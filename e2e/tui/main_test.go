@@ -1,12 +1,11 @@
 package tuie2e
 
 import (
-	"flag"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/testflags"
 )
 
 // TestMain runs clustersAtOnce tests at once unless -parallel says
@@ -14,13 +13,6 @@ import (
 // wait on a screen), and removes the podtrace binary the tests built once
 // they have run.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", strconv.Itoa(clustersAtOnce)); err != nil {
-			panic(err)
-		}
-	}
+	testflags.DefaultParallel(clustersAtOnce)
 	os.Exit(podtracebin.Removing(m).Run())
 }

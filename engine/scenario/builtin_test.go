@@ -18,10 +18,17 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/internal/testflags"
 	"github.com/podtrace/podtrace/internal/waittest"
 )
 
-func TestMain(m *testing.M) { enginetest.Main(m) }
+// TestMain runs the package's tests in a pod network namespace, and lets
+// enginetest.ProcessesAtOnce tests that start a cluster run at once, each
+// in a process of its own (enginetest.OwnProcess).
+func TestMain(m *testing.M) {
+	testflags.DefaultParallel(enginetest.ProcessesAtOnce)
+	enginetest.Main(m)
+}
 
 // startFor starts an engine with the scenario's nodes on the real kubelet,
 // as `podtrace scenario` does, its clock fast.
@@ -53,6 +60,9 @@ func TestBuiltinScenariosBehaveAsDocumented(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
+			if enginetest.OwnProcess(t) {
+				return
+			}
 			e := startFor(t, s)
 			var log strings.Builder
 			rep, err := scenario.Check(context.Background(), e, s, scenario.CheckOptions{Timeout: 60 * time.Second, Log: &log})
@@ -73,6 +83,9 @@ func TestBuiltinScenariosBehaveAsDocumented(t *testing.T) {
 // merge of the container's env) gets every worker Ready, its log saying
 // where it connects.
 func TestCrashLoopFixedBySetEnv(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	s, err := scenario.Lookup("crash-loop")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -67,6 +68,9 @@ const poll = 50 * time.Millisecond
 // (the API error, a pod condition or a container's waiting reason), removes
 // the fault and sees the deployment become Ready.
 func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e := startEngine(t, 3, 20)
 	ctx := context.Background()
 	a, err := apply.New(e.AdminConfig())
@@ -236,6 +240,9 @@ func podShows(ctx context.Context, e *engine.Engine, name, waiting, cond string)
 // Ready=False with the kubelet's reason and the not-ready taint; the other
 // node is untouched, and removing the fault brings the node back.
 func TestNodeNotReadyFault(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e := startEngine(t, 2, 20)
 	ctx := context.Background()
 	f, err := stages.ParseFault("kubelet:fail:node-not-ready@node/node-2")

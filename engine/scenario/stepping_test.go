@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -20,6 +21,9 @@ import (
 // a waiting Breakpoint event. Stepping runs its kubelet stage and holds it
 // before the sandbox; continuing brings it to Ready.
 func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e := startEngine(t, 3, 20)
 	ctx := context.Background()
 	rec := e.Hub.Record()
