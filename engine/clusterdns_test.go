@@ -22,6 +22,9 @@ import (
 // kubectl, on one cluster: the kube-dns Service, names resolved from a
 // busybox pod by the real CoreDNS, and no MissingClusterDNS Events.
 func TestClusterDNS(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	if !podnet.Inside() {
 		t.Skip("cluster DNS needs the pod network namespace (Linux with user namespaces)")
 	}

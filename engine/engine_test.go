@@ -86,6 +86,9 @@ func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *r
 }
 
 func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e, rec := start(t, 3)
 	var want []stages.ID
 	for _, s := range stages.Lifecycle {
@@ -205,6 +208,9 @@ func deploymentThroughEveryStage(t *testing.T, e *engine.Engine, rec *recorder, 
 }
 
 func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -268,6 +274,9 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 }
 
 func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e, rec := start(t, 3)
 	deletingDeploymentTearsDownEveryPod(t, e, rec)
 }
@@ -330,6 +339,9 @@ func deletingDeploymentTearsDownEveryPod(t *testing.T, e *engine.Engine, rec *re
 }
 
 func TestDeletingNamespaceEmptiesItFirst(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e, _ := start(t, 1)
 	ctx := context.Background()
 	admin := e.AdminClient()

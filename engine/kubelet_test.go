@@ -37,6 +37,9 @@ import (
 // TestNodesRunTheRealKubelet checks what a user sees of the nodes: the
 // real kubelet's version, and its API open to kube-apiserver only.
 func TestNodesRunTheRealKubelet(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e, _ := start(t, 1)
 	var n *corev1.Node
 	enginetest.WaitFor(t, 30*time.Second, "node-1 registered", func() bool {
@@ -100,6 +103,9 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 // and checks the real kubelet's reaction: its Event (reason and words),
 // and the stage's failure in the pod's lane.
 func TestKubeletFaults(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e, rec := start(t, 1)
 	ctx := context.Background()
 	exec := func(cmd ...string) *corev1.LifecycleHandler {
@@ -172,6 +178,9 @@ func TestKubeletFaults(t *testing.T) {
 // TestKubeletPods runs pods that exercise the real kubelet on the
 // simulated runtime, one node for all of them.
 func TestKubeletPods(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	e, rec := start(t, 1)
 	ctx := context.Background()
 	pods := e.AdminClient().CoreV1().Pods("default")

@@ -6,4 +6,4 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 )
 
-func TestMain(m *testing.M) { enginetest.Main(m) }
+func TestMain(m *testing.M) { enginetest.MainOwnProcesses(m) }

@@ -22,6 +22,9 @@ import (
 // sandbox is no longer ready: SandboxChanged, the same pod restarted with
 // restartCount 1, Ready again.
 func TestKubeletRestartOnDataDir(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	logs.To(io.Discard)
 	dir := t.TempDir()
 	startOn := func() (*engine.Engine, context.CancelFunc) {
@@ -123,6 +126,9 @@ func TestKubeletRestartOnDataDir(t *testing.T) {
 // CrashLoopBackOff state written meanwhile (a 2s wait may pass before the
 // kubelet writes it) names the 2s back-off.
 func TestKubeletCrashLoopBackOffCap(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,

@@ -1,12 +1,15 @@
 package enginetest
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podtrace/podtrace/internal/testflags"
 )
 
 // envOwnProcess names, in a process OwnProcess started, the one test it runs.
@@ -18,6 +21,14 @@ const ProcessesAtOnce = 3
 
 // processSlots holds one token per test running in a process of its own.
 var processSlots = make(chan struct{}, ProcessesAtOnce)
+
+// MainOwnProcesses is Main for a package whose tests that start a
+// cluster each run in a process of their own (OwnProcess): it lets
+// ProcessesAtOnce tests run at once unless -test.parallel says otherwise.
+func MainOwnProcesses(m interface{ Run() int }) {
+	testflags.DefaultParallel(ProcessesAtOnce)
+	Main(m)
+}
 
 // OwnProcess runs the test t in a test process of its own, beside the
 // package's other such tests, and reports whether the caller is the
@@ -48,11 +59,16 @@ func OwnProcess(t *testing.T) (parent bool) {
 	cmd.Env = append(os.Environ(), envOwnProcess+"="+t.Name())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("in its own process (%s): %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
-	}
-	if testing.Verbose() {
-		t.Logf("in its own process (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
+	took := time.Since(start).Round(time.Millisecond)
+	switch {
+	case err != nil:
+		t.Fatalf("in its own process (%s): %v\n%s", took, err, out)
+	case bytes.Contains(out, []byte("--- SKIP: "+t.Name()+" ")):
+		t.Skipf("skipped in its own process:\n%s", out)
+	case !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")):
+		t.Fatalf("its own process (%s) did not run it:\n%s", took, out)
+	case testing.Verbose():
+		t.Logf("in its own process (%s):\n%s", took, out)
 	}
 	return true
 }

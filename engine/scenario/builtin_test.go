@@ -18,17 +18,10 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
-	"github.com/podtrace/podtrace/internal/testflags"
 	"github.com/podtrace/podtrace/internal/waittest"
 )
 
-// TestMain runs the package's tests in a pod network namespace, and lets
-// enginetest.ProcessesAtOnce tests that start a cluster run at once, each
-// in a process of its own (enginetest.OwnProcess).
-func TestMain(m *testing.M) {
-	testflags.DefaultParallel(enginetest.ProcessesAtOnce)
-	enginetest.Main(m)
-}
+func TestMain(m *testing.M) { enginetest.MainOwnProcesses(m) }
 
 // startFor starts an engine with the scenario's nodes on the real kubelet,
 // as `podtrace scenario` does, its clock fast.
