@@ -201,12 +201,28 @@ func (c *screenCheck) sample(screens map[string]*term) {
 				continue // changing while sampled, or since the last sample
 			}
 			c.agreed[which+": "+name] = true
-			if got != want {
+			if got != want && !c.settles(screens[which], name, want) {
 				c.t.Errorf("%s: %s says %+v, kubectl %+v\n%s", name, which, got, want, screen)
 			}
 			c.compared[which+": "+name+" "+want.status+" "+want.ready] = true
 		}
 	}
+}
+
+// settles reports whether tm's row of name comes to read want within
+// 3 s, kubectl still saying want then. Three readings of kubectl that
+// agree do not prove a row stayed put between them: in a rollout a
+// Deployment reads 2/2, 3/2 for a moment (the new pod Ready, the old one
+// not yet deleted), then 2/2 again, and a screen a moment behind kubectl
+// can be drawing the 3/2 when sampled. A screen that keeps contradicting
+// kubectl still fails.
+func (c *screenCheck) settles(tm *term, name string, want cols) bool {
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if rows, ok := screenRows(tm.Screen()); ok && rows[name] == want {
+			return c.get()[name] == want
+		}
+	}
+	return false
 }
 
 // covered reports whether, after three samples at least, every row the
