@@ -45,9 +45,11 @@ func TestExec(t *testing.T) {
 			t.Errorf("kubectl exec of a command that fails: %v, stdout %q, stderr %q; want exit status 3", err, out, errOut)
 		}
 		// A pod bound to a Node no kubelet runs, which advertises no address;
-		// the Node goes with the test, before other tests count the nodes.
+		// the Node goes with the test. Its taint keeps the pods of the tests
+		// running beside this one, a DaemonSet's included, off it.
 		ghost := "ghost-" + suffix
-		k.ok("apply", "-f", k.writeFile(ghost+".yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+ghost+"\n"))
+		k.ok("apply", "-f", k.writeFile(ghost+".yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: "+ghost+
+			"\nspec:\n  taints: [{key: e2e.podtrace.dev/ghost, effect: NoSchedule}]\n"))
 		t.Cleanup(func() {
 			if out, errOut, err := k.run("delete", "node", ghost); err != nil {
 				t.Errorf("delete node %s: %v\n%s%s", ghost, err, out, errOut)
@@ -79,8 +81,7 @@ func TestExec(t *testing.T) {
 // what is typed and runs it, and its exit status ends kubectl.
 func TestExecTerminal(t *testing.T) {
 	tmuxtest.Need(t)
-	// One release after the other: tmuxtest numbers its sessions unguarded.
-	eachKubectlInTurn(t, func(t *testing.T, _ *cluster, k *kubectl, suffix string) {
+	eachKubectl(t, func(t *testing.T, _ *cluster, k *kubectl, suffix string) {
 		name := "tty-" + suffix
 		k.ok("run", name, "--image=busybox", "--", "sleep", "infinity")
 		k.ok("wait", "--for=condition=Ready", "pod/"+name, "--timeout=3m")

@@ -95,35 +95,23 @@ func closeShared() {
 }
 
 // eachKubectl runs test once per kubectl release on the package's cluster,
-// the releases side by side, each in a subtest of its own with that
-// release's kubectl, in a namespace of its own (see namespace), and a
-// suffix ("133" for 1.33) that keeps the names of what it makes outside
-// namespaces (nodes, CRDs, users) apart. It skips in -short mode.
+// beside the package's other tests and the releases side by side, each in a
+// subtest of its own with that release's kubectl, in a namespace of its own
+// (see namespace), and a suffix ("133" for 1.33) that keeps the names of
+// what it makes outside namespaces (nodes, CRDs, users) apart. It skips in
+// -short mode.
 func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
-	t.Helper()
-	forKubectls(t, true, test)
-}
-
-// eachKubectlInTurn is eachKubectl with one release after the other, for a
-// test that cannot share its machinery between two subtests at once.
-func eachKubectlInTurn(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
-	t.Helper()
-	forKubectls(t, false, test)
-}
-
-func forKubectls(t *testing.T, parallel bool, test func(t *testing.T, c *cluster, k *kubectl, suffix string)) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
+	t.Parallel()
 	c := sharedCluster(t)
 	for _, v := range versions {
 		suffix := strings.ReplaceAll(v, ".", "")
 		ns := "e2e-" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test")) + "-" + suffix
 		t.Run("kubectl-"+v, func(t *testing.T) {
-			if parallel {
-				t.Parallel()
-			}
+			t.Parallel()
 			test(t, c, c.namespace(t, v, ns), suffix)
 		})
 	}

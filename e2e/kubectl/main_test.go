@@ -5,12 +5,22 @@ import (
 
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/internal/podtracebin"
+	"github.com/podtrace/podtrace/internal/testflags"
 )
 
-// TestMain runs the end-to-end tests in a pod network namespace where one
-// can be made, as `podtrace` runs the real kubelet; kubectl, started from
-// here, shares it. The cluster the tests share stops once they have run.
-func TestMain(m *testing.M) { enginetest.Main(podtracebin.Removing(stoppingShared{m})) }
+// testsAtOnce is how many tests run at once unless -parallel says
+// otherwise: go test's default is one per core, but these tests mostly wait
+// (on kubectl, a rollout, a CronJob's next minute) on the cluster they share.
+const testsAtOnce = 8
+
+// TestMain runs the end-to-end tests, testsAtOnce at a time, in a pod
+// network namespace where one can be made, as `podtrace` runs the real
+// kubelet; kubectl, started from here, shares it. The cluster the tests
+// share stops once they have run.
+func TestMain(m *testing.M) {
+	testflags.DefaultParallel(testsAtOnce)
+	enginetest.Main(podtracebin.Removing(stoppingShared{m}))
+}
 
 // stoppingShared runs the tests, then stops the cluster they shared.
 type stoppingShared struct{ m *testing.M }

@@ -23,6 +23,7 @@ func TestServeAndKubeconfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
+	t.Parallel()
 	kbin := kubectlBinary(t, versions[0])
 	bin := podtracebin.Path(t)
 	data := t.TempDir()

@@ -1,6 +1,7 @@
 package kubectle2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,10 +37,12 @@ spec:
   - name: data
     persistentVolumeClaim: {claimName: nothere}
 `)
-	want := `0/3 nodes are available: persistentvolumeclaim "nothere" not found.`
+	// N in "0/N nodes" counts the Nodes that tests running beside this
+	// one may have added.
+	want := regexp.MustCompile(`0/\d+ nodes are available: persistentvolumeclaim "nothere" not found\.`)
 	waittest.EventuallyEvery(t, "FailedScheduling for the missing claim", poll, waitLong, func() (bool, string) {
 		out := k.ok("get", "events", "--field-selector", "involvedObject.name="+name)
-		return strings.Contains(out, want), out
+		return want.MatchString(out), out
 	})
 	if phase := k.ok("get", "pod", name, "-o", "jsonpath={.status.phase}"); phase != "Pending" {
 		t.Errorf("pod phase %q, want Pending", phase)
