@@ -60,17 +60,42 @@ func OwnProcess(t *testing.T) (parent bool) {
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start).Round(time.Millisecond)
-	switch {
-	case err != nil:
+	switch verdict(t.Name(), out, err) {
+	case failed:
 		t.Fatalf("in its own process (%s): %v\n%s", took, err, out)
-	case bytes.Contains(out, []byte("--- SKIP: "+t.Name()+" ")):
+	case skipped:
 		t.Skipf("skipped in its own process:\n%s", out)
-	case !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")):
+	case notRun:
 		t.Fatalf("its own process (%s) did not run it:\n%s", took, out)
-	case testing.Verbose():
+	}
+	if testing.Verbose() {
 		t.Logf("in its own process (%s):\n%s", took, out)
 	}
 	return true
+}
+
+// outcome is what became of a test in its own process.
+type outcome int
+
+const (
+	passed outcome = iota
+	failed
+	skipped
+	notRun // the process ended well without running it
+)
+
+// verdict reads the outcome of test name from the -test.v output of the
+// process that ran it and the error its run returned.
+func verdict(name string, out []byte, err error) outcome {
+	switch {
+	case err != nil:
+		return failed
+	case bytes.Contains(out, []byte("--- SKIP: "+name+" ")):
+		return skipped
+	case bytes.Contains(out, []byte("--- PASS: "+name+" ")):
+		return passed
+	}
+	return notRun
 }
 
 // runPattern is the -test.run pattern that selects exactly the test
