@@ -2,12 +2,14 @@ package tuie2e
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/internal/tmuxtest"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestScenarioStartsAndStops runs `podtrace scenario NAME` in tmux: its
@@ -84,15 +86,11 @@ func BenchmarkScenarioStartStop(b *testing.B) {
 // with the time since the terminal started.
 func appears(tb testing.TB, tm *term, text string, timeout time.Duration) (string, time.Duration) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := tm.Screen()
-		if strings.Contains(s, text) {
-			return s, time.Since(tm.Started)
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("no %q after %s:\n%s", text, timeout, s)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var s string
+	var took time.Duration
+	waittest.EventuallyEvery(tb, strconv.Quote(text), 5*time.Millisecond, timeout, func() (bool, string) {
+		s, took = tm.Screen(), time.Since(tm.Started)
+		return strings.Contains(s, text), s
+	})
+	return s, took
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/internal/tmuxtest"
+	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
 
@@ -160,22 +161,18 @@ func (r throughputRun) withUI(b *testing.B) runStats {
 // waitReady polls the JSON-lines file until pods are Ready and returns cpu()
 // read right then.
 func waitReady(b *testing.B, path string, pods int, timeout time.Duration, cpu func() time.Duration, tm *term) time.Duration {
-	deadline := time.Now().Add(timeout)
-	for {
-		cpu() // keeps the last reading fresh while the process lives
+	var used time.Duration
+	waittest.Eventually(b, fmt.Sprintf("%d pods Ready", pods), timeout, func() (bool, string) {
+		used = cpu() // keeps the last reading fresh while the process lives
 		data, _ := os.ReadFile(path)
-		if st := trackLines(data).stats(); st.ready >= pods {
-			return cpu()
+		st := trackLines(data).stats()
+		screen := ""
+		if tm != nil && st.ready < pods {
+			screen = tm.Screen()
 		}
-		if time.Now().After(deadline) {
-			screen := ""
-			if tm != nil {
-				screen = tm.Screen()
-			}
-			b.Fatalf("pods not Ready after %s\n%s", timeout, screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return st.ready >= pods, fmt.Sprintf("%d Ready\n%s", st.ready, screen)
+	})
+	return used
 }
 
 // cpuTime is the user and system CPU time of process pid (0 when unknown).

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podtrace/podtrace/engine/cri"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // A pod answers "ok" on its declared port until its container's program
@@ -67,35 +69,26 @@ func TestContainerProgramListensOnThePodAddress(t *testing.T) {
 	if err := r.StartContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for got, _ := get("/hostname"); got != "backend-1"; got, _ = get("/hostname") {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(sb.LogDirectory, "netexec/0.log"))
-			t.Fatalf("netexec's /hostname answers %q, want backend-1; its log:\n%s", got, log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waittest.Eventually(t, "netexec's /hostname to answer backend-1", time.Minute, func() (bool, string) {
+		got, _ := get("/hostname")
+		log, _ := os.ReadFile(filepath.Join(sb.LogDirectory, "netexec/0.log"))
+		return got == "backend-1", fmt.Sprintf("answered %q; its log:\n%s", got, log)
+	})
 	if got, err := getFrom(net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), "/hostname"); err != nil || got != "backend-1" {
 		t.Errorf("host port %d: %q, %v; want backend-1", hostPort, got, err)
 	}
 	// netexec opens its UDP port after its HTTP one: ask until it answers.
-	deadline = time.Now().Add(time.Minute)
-	for got, err := udpAsk(net.JoinHostPort(ip, "8081"), "hostname"); got != "backend-1"; got, err = udpAsk(net.JoinHostPort(ip, "8081"), "hostname") {
-		if time.Now().After(deadline) {
-			t.Fatalf("UDP hostname: %q, %v; want backend-1", got, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waittest.Eventually(t, "UDP hostname to answer backend-1", time.Minute, func() (bool, string) {
+		got, err := udpAsk(net.JoinHostPort(ip, "8081"), "hostname")
+		return got == "backend-1", fmt.Sprintf("%q, %v", got, err)
+	})
 	if err := r.StopContainer(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(time.Minute)
-	for got, err := get("/hostname"); err == nil; got, err = get("/hostname") {
-		if time.Now().After(deadline) {
-			t.Fatalf("after the container stopped, port 8080 still answers %q", got)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waittest.Eventually(t, "port 8080 to stop answering once the container stopped", time.Minute, func() (bool, string) {
+		got, err := get("/hostname")
+		return err != nil, fmt.Sprintf("answers %q", got)
+	})
 }
 
 // udpAsk sends msg to addr in one datagram and returns the answer.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
 	"github.com/podtrace/podtrace/internal/syncbuf"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // podCluster is pods on loopback: each port a pod listens on gets a free
@@ -92,11 +93,9 @@ func (cl *podCluster) start(t *testing.T, name, ip, hosts string, argv ...string
 // get is an HTTP GET of path from the pod's address, as "status body".
 func (cl *podCluster) get(t *testing.T, podAddr, path string) string {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); cl.addr(podAddr) == ""; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s", podAddr)
-		}
-	}
+	waittest.EventuallyEvery(t, "something to listen on "+podAddr, 10*time.Millisecond, time.Minute, func() (bool, string) {
+		return cl.addr(podAddr) != "", ""
+	})
 	resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + cl.addr(podAddr) + path)
 	if err != nil {
 		t.Fatal(err)
@@ -109,11 +108,9 @@ func (cl *podCluster) get(t *testing.T, podAddr, path string) string {
 // waitLog waits until the pod's log says want.
 func waitLog(t *testing.T, log *syncbuf.Buffer, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), want); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the log never said %q:\n%s", want, log.String())
-		}
-	}
+	waittest.EventuallyEvery(t, "the log to say "+strconv.Quote(want), 10*time.Millisecond, time.Minute, func() (bool, string) {
+		return strings.Contains(log.String(), want), log.String()
+	})
 }
 
 // TestGuestbookApplication runs the Kubectl Guestbook spec's application

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/engine/cri/sim/proc"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestNettestCountsPreStopPost is the PreStop spec's exchange: the
@@ -46,11 +47,10 @@ func TestNettestCountsPreStopPost(t *testing.T) {
 		t.Errorf("/read: Hostname %q, Errors %q; want server and the empty write's two", state.Hostname, state.Errors)
 	}
 	// The peer search finds nobody: fail once it has given up (at once on the test's clock).
-	for deadline := time.Now().Add(time.Minute); cl.get(t, server, "/status") != "OK fail"; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("/status never said fail")
-		}
-	}
+	waittest.EventuallyEvery(t, "/status to say fail", 10*time.Millisecond, time.Minute, func() (bool, string) {
+		got := cl.get(t, server, "/status")
+		return got == "OK fail", got
+	})
 	read()
 	if want := "Declaring failure for default/nettest with 0 sent and 1 received and 8 peers"; len(state.Log) == 0 || state.Log[0] != want {
 		t.Errorf("/read's Log = %q, want %q", state.Log, want)
