@@ -62,32 +62,25 @@ spec:
 // poll is how often a test asks again for what it waits for.
 const poll = 50 * time.Millisecond
 
-// TestEveryStageFaultBreaksAndRecovers injects, for every lifecycle stage,
-// one fault (every variant kind appears: fail, delay, hang, flake), sees the
-// stage's realistic failure in the stage events and in what kubectl shows
-// (the API error, a pod condition or a container's waiting reason), removes
-// the fault and sees the deployment become Ready.
-func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
-	if enginetest.OwnProcess(t) {
-		return
-	}
-	e := startEngine(t, 3, 20)
-	ctx := context.Background()
-	a, err := apply.New(e.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := e.Hub.Record()
-	defer rec.Stop()
-	c := e.AdminClient()
-	tests := []struct {
-		fault    string
-		applyErr string      // the error kubectl apply gets, for API stages
-		see      Expectation // the stage event showing the failure
-		waiting  string      // a container waiting reason while broken
-		cond     string      // a pod condition "Type=Status/Reason" while broken
-		event    string      // a Kubernetes Event reason while broken (kubectl describe)
-	}{
+// stageFault is one fault of TestEveryStageFaultBreaksAndRecovers and what
+// it shows while active.
+type stageFault struct {
+	fault    string
+	applyErr string      // the error kubectl apply gets, for API stages
+	see      Expectation // the stage event showing the failure
+	waiting  string      // a container waiting reason while broken
+	cond     string      // a pod condition "Type=Status/Reason" while broken
+	event    string      // a Kubernetes Event reason while broken (kubectl describe)
+}
+
+// stageFaultGroups are the faults, one cluster per group: a fault acts on
+// its whole cluster, so one group's faults take turns, and the groups run
+// side by side, each in a process of its own.
+var stageFaultGroups = []struct {
+	name   string
+	faults []stageFault
+}{
+	{"api", []stageFault{
 		{fault: "authn:fail:expired-token", applyErr: "Unauthorized",
 			see: Expectation{Stage: stages.Authn, Status: stages.Failed, Message: "Unauthorized"}},
 		{fault: "authz:fail:rbac-lost",
@@ -101,6 +94,8 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 			see: Expectation{Stage: stages.Reconcile, Status: stages.Retrying, Message: "is forbidden: exceeded quota: podtrace-fault"}},
 		{fault: "reconcile:fail:controller-down",
 			see: Expectation{Stage: stages.Reconcile, Status: stages.Waiting, Reason: "Hang"}},
+	}},
+	{"scheduling", []stageFault{
 		{fault: "schedule:fail:unschedulable", cond: "PodScheduled=False/Unschedulable",
 			see: Expectation{Stage: stages.Schedule, Status: stages.Retrying, Reason: "FailedScheduling", Message: "0/3 nodes are available: 3 node(s) were unschedulable."}},
 		{fault: "bind:fail:conflict", cond: "PodScheduled=False/SchedulerError",
@@ -111,10 +106,16 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 			see: Expectation{Stage: stages.Sandbox, Status: stages.Retrying, Reason: "FailedCreatePodSandBox", Message: "OCI runtime create failed"}},
 		{fault: "cni:fail:plugin-error", event: "FailedCreatePodSandBox",
 			see: Expectation{Stage: stages.CNI, Status: stages.Retrying, Reason: "FailedCreatePodSandBox", Message: `failed to setup network for sandbox`}},
+	}},
+	// The unreachable registry's recovery waits out the kubelet's image
+	// pull back-off: about 40 s, the longest of all.
+	{"pull", []stageFault{
 		{fault: "pull:fail:unreachable", waiting: "ImagePullBackOff",
 			see: Expectation{Stage: stages.Pull, Reason: "ErrImagePull", Message: "dial tcp 104.18.0.1:443: i/o timeout"}},
 		{fault: "pull:fail:slow", // the slow registry: the pull waits (a 45 s delay), until the fault goes
 			see: Expectation{Stage: stages.Pull, Status: stages.Waiting, Reason: "Delay"}},
+	}},
+	{"containers", []stageFault{
 		{fault: "create:fail:create-error", waiting: "CreateContainerError",
 			see: Expectation{Stage: stages.Create, Reason: "CreateContainerError", Message: "failed to create containerd container"}},
 		{fault: "start:flake:2,crash",
@@ -122,68 +123,108 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 		{fault: "hooks:fail:exit-1",
 			see: Expectation{Stage: stages.Hooks, Reason: "FailedPostStartHook", Message: "Exec lifecycle hook ([sh -c"}},
 		{fault: "ready:fail:never-ready", cond: "Ready=False/"},
-	}
+	}},
+}
+
+// TestEveryStageFaultBreaksAndRecovers injects, for every lifecycle stage,
+// one fault (every variant kind appears: fail, delay, hang, flake), sees the
+// stage's realistic failure in the stage events and in what kubectl shows
+// (the API error, a pod condition or a container's waiting reason), removes
+// the fault and sees the deployment become Ready.
+func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 	seenStage := map[stages.ID]bool{}
-	for i, tt := range tests {
-		f, err := stages.ParseFault(tt.fault)
-		if err == nil {
-			f, err = stages.ResolveVariant(f)
+	for _, g := range stageFaultGroups {
+		for _, tt := range g.faults {
+			seenStage[parseStageFault(t, tt.fault).Stage] = true
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		seenStage[f.Stage] = true
-		t.Run(tt.fault, func(t *testing.T) {
-			name := fmt.Sprintf("f%d-%s", i, f.Stage)
-			added := e.Tracer.Faults.Add(f)
-			t.Cleanup(func() { e.Tracer.Faults.Remove(added.ID) })
-			_, err := a.Apply(ctx, []byte(deploymentYAML(name, 1)), name)
-			if tt.applyErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.applyErr) {
-					t.Fatalf("apply error %v, want %q", err, tt.applyErr)
-				}
-			} else if err != nil {
-				t.Fatalf("apply: %v", err)
-			}
-			if tt.see.Stage != "" {
-				waittest.EventuallyEvery(t, "stage event "+tt.see.String(), poll, 20*time.Second, func() (bool, string) {
-					return observeName(rec, name, tt.see), lastProblem(rec.Events())
-				})
-			}
-			if tt.waiting != "" || tt.cond != "" {
-				waittest.EventuallyEvery(t, "pod status "+tt.waiting+tt.cond, poll, 20*time.Second, func() (bool, string) {
-					return podShows(ctx, e, name, tt.waiting, tt.cond)
-				})
-			}
-			if tt.event != "" {
-				waittest.EventuallyEvery(t, "Event "+tt.event, poll, 20*time.Second, func() (bool, string) {
-					return observe(ctx, c, rec, nil, Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
-				})
-			}
-			goal := Goal{Namespace: "default", Deployment: name}
-			if tt.fault == "ready:fail:never-ready" {
-				time.Sleep(2 * time.Second) // two of the readiness probe's periods
-				if ok, detail, _ := goal.Check(ctx, c); ok {
-					t.Fatalf("Ready despite the fault: %s", detail)
-				}
-			}
-			e.Tracer.Faults.Remove(added.ID)
-			if tt.applyErr != "" {
-				if _, err := a.Apply(ctx, []byte(deploymentYAML(name, 1)), name); err != nil {
-					t.Fatalf("apply after removing the fault: %v", err)
-				}
-			}
-			waittest.EventuallyEvery(t, "recovery to Ready", poll, 30*time.Second, func() (bool, string) {
-				ok, detail, err := goal.Check(ctx, c)
-				return ok && err == nil, detail
-			})
-		})
 	}
 	for _, id := range stages.Lifecycle {
 		if !seenStage[id] {
 			t.Errorf("no fault tested at stage %s", id)
 		}
 	}
+	for _, g := range stageFaultGroups {
+		t.Run(g.name, func(t *testing.T) {
+			if enginetest.OwnProcess(t) {
+				return
+			}
+			e := startEngine(t, 3, 20)
+			a, err := apply.New(e.AdminConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := e.Hub.Record()
+			defer rec.Stop()
+			for _, tt := range g.faults {
+				t.Run(tt.fault, func(t *testing.T) { breakAndRecover(t, e, a, rec, tt) })
+			}
+		})
+	}
+}
+
+// parseStageFault parses a fault of the table, its variant resolved.
+func parseStageFault(t *testing.T, s string) stages.Fault {
+	t.Helper()
+	f, err := stages.ParseFault(s)
+	if err == nil {
+		f, err = stages.ResolveVariant(f)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// breakAndRecover applies a one-replica Deployment, named after the fault,
+// while tt's fault is active, sees what tt says it shows, removes the fault
+// and waits for the Deployment to be Ready.
+func breakAndRecover(t *testing.T, e *engine.Engine, a *apply.Applier, rec *trace.Recording, tt stageFault) {
+	ctx := context.Background()
+	c := e.AdminClient()
+	f := parseStageFault(t, tt.fault)
+	name := "f-" + strings.NewReplacer(":", "-", ",", "-", "/", "-", "@", "-").Replace(tt.fault)
+	added := e.Tracer.Faults.Add(f)
+	t.Cleanup(func() { e.Tracer.Faults.Remove(added.ID) })
+	_, err := a.Apply(ctx, []byte(deploymentYAML(name, 1)), name)
+	if tt.applyErr != "" {
+		if err == nil || !strings.Contains(err.Error(), tt.applyErr) {
+			t.Fatalf("apply error %v, want %q", err, tt.applyErr)
+		}
+	} else if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if tt.see.Stage != "" {
+		waittest.EventuallyEvery(t, "stage event "+tt.see.String(), poll, 20*time.Second, func() (bool, string) {
+			return observeName(rec, name, tt.see), lastProblem(rec.Events())
+		})
+	}
+	if tt.waiting != "" || tt.cond != "" {
+		waittest.EventuallyEvery(t, "pod status "+tt.waiting+tt.cond, poll, 20*time.Second, func() (bool, string) {
+			return podShows(ctx, e, name, tt.waiting, tt.cond)
+		})
+	}
+	if tt.event != "" {
+		waittest.EventuallyEvery(t, "Event "+tt.event, poll, 20*time.Second, func() (bool, string) {
+			return observe(ctx, c, rec, nil, Expectation{Event: tt.event, Message: tt.see.Message}) != "", ""
+		})
+	}
+	goal := Goal{Namespace: "default", Deployment: name}
+	if tt.fault == "ready:fail:never-ready" {
+		time.Sleep(2 * time.Second) // two of the readiness probe's periods
+		if ok, detail, _ := goal.Check(ctx, c); ok {
+			t.Fatalf("Ready despite the fault: %s", detail)
+		}
+	}
+	e.Tracer.Faults.Remove(added.ID)
+	if tt.applyErr != "" {
+		if _, err := a.Apply(ctx, []byte(deploymentYAML(name, 1)), name); err != nil {
+			t.Fatalf("apply after removing the fault: %v", err)
+		}
+	}
+	waittest.EventuallyEvery(t, "recovery to Ready", poll, 30*time.Second, func() (bool, string) {
+		ok, detail, err := goal.Check(ctx, c)
+		return ok && err == nil, detail
+	})
 }
 
 // observeName is observe for the events of one object family (a
