@@ -27,6 +27,11 @@ import (
 	"github.com/podtrace/podtrace/stages"
 )
 
+// TestMain runs each test that starts a cluster in a process of its own
+// (enginetest.OwnProcess), several at once, each in a pod network
+// namespace of its own.
+func TestMain(m *testing.M) { enginetest.MainOwnProcesses(m) }
+
 // collector gathers emitted events.
 type collector struct {
 	mu  sync.Mutex
@@ -63,6 +68,9 @@ func deployment(name string, replicas int32, cpu string) *appsv1.Deployment {
 // reconciled by the deployment controller, and an unschedulable pod's
 // FailedScheduling text word for word as the scheduler wrote it.
 func TestAttachRebuildsStagesFromTheAPI(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -171,6 +179,9 @@ func TestAttachRebuildsStagesFromTheAPI(t *testing.T) {
 
 // TestAttachTarget shows only the Deployment named, its ReplicaSet and its pods.
 func TestAttachTarget(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -345,6 +356,9 @@ func TestAttachReadsTheAuditLog(t *testing.T) {
 // of a pod in the embedded engine: attach shows the kubelet's Failed and
 // BackOff as retrying attempts of pull and start, then their success.
 func TestAttachShowsRetries(t *testing.T) {
+	if enginetest.OwnProcess(t) {
+		return
+	}
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
