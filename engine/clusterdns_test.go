@@ -16,13 +16,14 @@ import (
 	"github.com/podtrace/podtrace/engine/controlplane"
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/podnet"
+	"github.com/podtrace/podtrace/internal/testproc"
 )
 
 // TestClusterDNS runs what a user checks of the cluster's DNS with
 // kubectl, on one cluster: the kube-dns Service, names resolved from a
 // busybox pod by the real CoreDNS, and no MissingClusterDNS Events.
 func TestClusterDNS(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	if !podnet.Inside() {

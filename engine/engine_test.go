@@ -19,6 +19,7 @@ import (
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -86,7 +87,7 @@ func waitReady(t *testing.T, e *engine.Engine, selector string, want int, rec *r
 }
 
 func TestDeploymentReachesReadyThroughEveryStage(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e, rec := start(t, 3)
@@ -208,7 +209,7 @@ func deploymentThroughEveryStage(t *testing.T, e *engine.Engine, rec *recorder, 
 }
 
 func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	logs.To(io.Discard)
@@ -274,7 +275,7 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 }
 
 func TestDeletingDeploymentTearsDownEveryPod(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e, rec := start(t, 3)
@@ -339,7 +340,7 @@ func deletingDeploymentTearsDownEveryPod(t *testing.T, e *engine.Engine, rec *re
 }
 
 func TestDeletingNamespaceEmptiesItFirst(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e, _ := start(t, 1)

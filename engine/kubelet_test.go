@@ -30,6 +30,7 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/podnet"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/stages"
 	"github.com/podtrace/podtrace/version"
 )
@@ -37,7 +38,7 @@ import (
 // TestNodesRunTheRealKubelet checks what a user sees of the nodes: the
 // real kubelet's version, and its API open to kube-apiserver only.
 func TestNodesRunTheRealKubelet(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e, _ := start(t, 1)
@@ -103,7 +104,7 @@ func TestNodesRunTheRealKubelet(t *testing.T) {
 // and checks the real kubelet's reaction: its Event (reason and words),
 // and the stage's failure in the pod's lane.
 func TestKubeletFaults(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e, rec := start(t, 1)
@@ -178,7 +179,7 @@ func TestKubeletFaults(t *testing.T) {
 // TestKubeletPods runs pods that exercise the real kubelet on the
 // simulated runtime, one node for all of them.
 func TestKubeletPods(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e, rec := start(t, 1)

@@ -14,6 +14,7 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/internal/testproc"
 )
 
 // TestKubeletRestartOnDataDir stops a cluster with a Running pod
@@ -22,7 +23,7 @@ import (
 // sandbox is no longer ready: SandboxChanged, the same pod restarted with
 // restartCount 1, Ready again.
 func TestKubeletRestartOnDataDir(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	logs.To(io.Discard)
@@ -126,7 +127,7 @@ func TestKubeletRestartOnDataDir(t *testing.T) {
 // CrashLoopBackOff state written meanwhile (a 2s wait may pass before the
 // kubelet writes it) names the 2s back-off.
 func TestKubeletCrashLoopBackOffCap(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	logs.To(io.Discard)

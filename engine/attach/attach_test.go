@@ -24,11 +24,12 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/stages"
 )
 
 // TestMain runs each test that starts a cluster in a process of its own
-// (enginetest.OwnProcess), several at once, each in a pod network
+// (testproc.OwnProcess), several at once, each in a pod network
 // namespace of its own.
 func TestMain(m *testing.M) { enginetest.MainOwnProcesses(m) }
 
@@ -68,7 +69,7 @@ func deployment(name string, replicas int32, cpu string) *appsv1.Deployment {
 // reconciled by the deployment controller, and an unschedulable pod's
 // FailedScheduling text word for word as the scheduler wrote it.
 func TestAttachRebuildsStagesFromTheAPI(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	logs.To(io.Discard)
@@ -179,7 +180,7 @@ func TestAttachRebuildsStagesFromTheAPI(t *testing.T) {
 
 // TestAttachTarget shows only the Deployment named, its ReplicaSet and its pods.
 func TestAttachTarget(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	logs.To(io.Discard)
@@ -356,7 +357,7 @@ func TestAttachReadsTheAuditLog(t *testing.T) {
 // of a pod in the embedded engine: attach shows the kubelet's Failed and
 // BackOff as retrying attempts of pull and start, then their success.
 func TestAttachShowsRetries(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	logs.To(io.Discard)

@@ -17,6 +17,8 @@ import (
 	"github.com/podtrace/podtrace/engine/identity"
 	"github.com/podtrace/podtrace/engine/podnet"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/testflags"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -36,6 +38,15 @@ func Main(m interface{ Run() int }) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// MainOwnProcesses is Main for a package whose tests that start a
+// cluster each run in a process of their own (testproc.OwnProcess): it
+// lets testproc.ProcessesAtOnce tests run at once unless -test.parallel
+// says otherwise.
+func MainOwnProcesses(m interface{ Run() int }) {
+	testflags.DefaultParallel(testproc.ProcessesAtOnce)
+	Main(m)
 }
 
 // Env is a running control plane for one test.

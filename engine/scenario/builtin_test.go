@@ -18,6 +18,7 @@ import (
 	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/scenario"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/internal/waittest"
 )
 
@@ -53,7 +54,7 @@ func TestBuiltinScenariosBehaveAsDocumented(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
-			if enginetest.OwnProcess(t) {
+			if testproc.OwnProcess(t) {
 				return
 			}
 			e := startFor(t, s)
@@ -76,7 +77,7 @@ func TestBuiltinScenariosBehaveAsDocumented(t *testing.T) {
 // merge of the container's env) gets every worker Ready, its log saying
 // where it connects.
 func TestCrashLoopFixedBySetEnv(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	s, err := scenario.Lookup("crash-loop")

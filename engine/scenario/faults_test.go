@@ -13,10 +13,10 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
-	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -145,7 +145,7 @@ func TestEveryStageFaultBreaksAndRecovers(t *testing.T) {
 	}
 	for _, g := range stageFaultGroups {
 		t.Run(g.name, func(t *testing.T) {
-			if enginetest.OwnProcess(t) {
+			if testproc.OwnProcess(t) {
 				return
 			}
 			e := startEngine(t, 3, 20)
@@ -281,7 +281,7 @@ func podShows(ctx context.Context, e *engine.Engine, name, waiting, cond string)
 // Ready=False with the kubelet's reason and the not-ready taint; the other
 // node is untouched, and removing the fault brings the node back.
 func TestNodeNotReadyFault(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e := startEngine(t, 2, 20)

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine/apply"
-	"github.com/podtrace/podtrace/engine/enginetest"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -21,7 +21,7 @@ import (
 // a waiting Breakpoint event. Stepping runs its kubelet stage and holds it
 // before the sandbox; continuing brings it to Ready.
 func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	e := startEngine(t, 3, 20)

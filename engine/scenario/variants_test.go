@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podtrace/podtrace/engine/apply"
-	"github.com/podtrace/podtrace/engine/enginetest"
+	"github.com/podtrace/podtrace/internal/testproc"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -54,7 +54,7 @@ var variantMessages = map[string]Expectation{
 // TestEveryVariantGivesItsMessage injects each variant of the catalogue in
 // turn and checks the stage event it produces.
 func TestEveryVariantGivesItsMessage(t *testing.T) {
-	if enginetest.OwnProcess(t) {
+	if testproc.OwnProcess(t) {
 		return
 	}
 	skip := map[string]bool{"pull/slow": true, "kubelet/node-not-ready": true, "ready/never-ready": true}

@@ -1,4 +1,4 @@
-package enginetest
+package testproc
 
 import (
 	"errors"

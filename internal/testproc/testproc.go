@@ -1,4 +1,7 @@
-package enginetest
+// Package testproc runs a test in a test process of its own, for tests
+// that cannot share a process: kube-controller-manager registers itself
+// process-wide, so one process runs one control plane at a time.
+package testproc
 
 import (
 	"bytes"
@@ -8,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/podtrace/podtrace/internal/testflags"
 )
 
 // envOwnProcess names, in a process OwnProcess started, the one test it runs.
@@ -22,14 +23,6 @@ const ProcessesAtOnce = 3
 // processSlots holds one token per test running in a process of its own.
 var processSlots = make(chan struct{}, ProcessesAtOnce)
 
-// MainOwnProcesses is Main for a package whose tests that start a
-// cluster each run in a process of their own (OwnProcess): it lets
-// ProcessesAtOnce tests run at once unless -test.parallel says otherwise.
-func MainOwnProcesses(m interface{ Run() int }) {
-	testflags.DefaultParallel(ProcessesAtOnce)
-	Main(m)
-}
-
 // OwnProcess runs the test t in a test process of its own, beside the
 // package's other such tests, and reports whether the caller is the
 // parent: then the test has run (and failed t if it failed there) and the
@@ -39,7 +32,8 @@ func MainOwnProcesses(m interface{ Run() int }) {
 // kube-controller-manager registers itself process-wide, so one process
 // runs one control plane at a time. A test that needs a cluster of its own
 // (a scenario's own nodes) gets one this way without waiting for the
-// others; Main gives each process its own pod network namespace.
+// others; enginetest.Main, in the package's TestMain, gives each process
+// its own pod network namespace.
 func OwnProcess(t *testing.T) (parent bool) {
 	t.Helper()
 	if os.Getenv(envOwnProcess) == t.Name() {
