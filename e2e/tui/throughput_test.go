@@ -163,9 +163,9 @@ func (r throughputRun) withUI(b *testing.B) runStats {
 func waitReady(b *testing.B, path string, pods int, timeout time.Duration, cpu func() time.Duration, tm *term) time.Duration {
 	var used time.Duration
 	waittest.Eventually(b, fmt.Sprintf("%d pods Ready", pods), timeout, func() (bool, string) {
-		used = cpu() // keeps the last reading fresh while the process lives
 		data, _ := os.ReadFile(path)
 		st := trackLines(data).stats()
+		used = cpu() // each time: the reading when Ready was seen is the last
 		screen := ""
 		if tm != nil && st.ready < pods {
 			screen = tm.Screen()
