@@ -294,6 +294,19 @@ func (b *Bundle) reusable(cert *x509.Certificate, serving bool) bool {
 	return true
 }
 
+// dropUnless removes the certificate certName when it does not carry
+// usage, so that ensureLeaf issues it again.
+func (b *Bundle) dropUnless(certName string, usage x509.ExtKeyUsage) {
+	certPEM, err := os.ReadFile(b.Path(certName))
+	if err != nil {
+		return
+	}
+	certs, err := certutil.ParseCertsPEM(certPEM)
+	if err != nil || len(certs) == 0 || !slices.Contains(certs[0].ExtKeyUsage, usage) {
+		os.Remove(b.Path(certName))
+	}
+}
+
 func (b *Bundle) issue(subject pkix.Name, usage x509.ExtKeyUsage, dnsNames []string, ips []net.IP) ([]byte, []byte, error) {
 	return b.issueFor(subject, []x509.ExtKeyUsage{usage}, dnsNames, ips)
 }
@@ -402,8 +415,13 @@ func (b *Bundle) EnsureEtcd() error {
 	}, false); err != nil {
 		return fmt.Errorf("ensure etcd peer cert: %w", err)
 	}
+	// As kubeadm's etcd/server, a client too: etcd's gRPC gateway dials
+	// etcd's own port with it. Data dirs from before hold a server-only
+	// pair, issued again here.
+	b.dropUnless(EtcdServerCertFile, x509.ExtKeyUsageClientAuth)
 	if _, _, err := b.ensureLeaf(EtcdServerCertFile, EtcdServerKeyFile, func() ([]byte, []byte, error) {
-		return b.issue(pkix.Name{CommonName: "etcd-server"}, x509.ExtKeyUsageServerAuth, []string{"localhost"}, ServingIPs)
+		return b.issueFor(pkix.Name{CommonName: "etcd-server"}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+			[]string{"localhost"}, ServingIPs)
 	}, false); err != nil {
 		return fmt.Errorf("ensure etcd server cert: %w", err)
 	}

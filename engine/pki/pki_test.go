@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -158,5 +159,46 @@ func TestServingHandshake(t *testing.T) {
 	}
 	if _, err := http.Get(srv.URL); err == nil {
 		t.Error("a client without the CA trusted the server certificate")
+	}
+}
+
+// etcd's gRPC gateway dials etcd's own port with the serving pair, so it
+// must be a client certificate too; a server-only pair left by an older
+// data dir is issued again, while a good one is kept.
+func TestEtcdServerPairIsAClientToo(t *testing.T) {
+	t.Parallel()
+	b := mustEnsure(t, t.TempDir())
+	usages := func() []x509.ExtKeyUsage {
+		certPEM, err := os.ReadFile(b.Path(EtcdServerCertFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseCert(t, certPEM).ExtKeyUsage
+	}
+	if err := b.EnsureEtcd(); err != nil {
+		t.Fatal(err)
+	}
+	if u := usages(); !slices.Contains(u, x509.ExtKeyUsageClientAuth) || !slices.Contains(u, x509.ExtKeyUsageServerAuth) {
+		t.Fatalf("etcd serving pair's usages = %v, want server and client auth", u)
+	}
+	good, _ := os.ReadFile(b.Path(EtcdServerCertFile))
+	if err := b.EnsureEtcd(); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(b.Path(EtcdServerCertFile)); !bytes.Equal(good, again) {
+		t.Error("EnsureEtcd replaced a good etcd serving pair")
+	}
+	certPEM, keyPEM, err := b.issue(pkix.Name{CommonName: "etcd-server"}, x509.ExtKeyUsageServerAuth, []string{"localhost"}, ServingIPs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writePair(b.Path(EtcdServerCertFile), certPEM, b.Path(EtcdServerKeyFile), keyPEM); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EnsureEtcd(); err != nil {
+		t.Fatal(err)
+	}
+	if u := usages(); !slices.Contains(u, x509.ExtKeyUsageClientAuth) {
+		t.Errorf("a server-only etcd pair was kept: usages %v", u)
 	}
 }
