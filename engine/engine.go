@@ -136,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.PlainControlPlane || cfg.Untraced {
 		controlPlaneTracer = nil
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: cfg.DataDir, Address: cfg.APIAddress, EtcdEndpoints: cfg.EtcdEndpoints,
+	cp, err := controlplane.Launch(ctx, controlplane.Config{DataDir: cfg.DataDir, Address: cfg.APIAddress, EtcdEndpoints: cfg.EtcdEndpoints,
 		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer,
 		KubeletDial: node.Dial, AdvertiseAddress: hostAPIAddress(cfg)})
 	if err != nil {
@@ -154,7 +154,14 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	} else {
 		dns <- nil
 	}
+	// The kubelets start while kube-controller-manager's controllers do
+	// their first work: they need only kube-apiserver.
+	cpReady := make(chan error, 1)
+	go func() { cpReady <- cp.WaitReady(ctx) }()
 	err = e.startNodes(ctx, cfg)
+	if cpErr := <-cpReady; err == nil {
+		err = cpErr
+	}
 	if dnsErr := <-dns; err == nil {
 		err = dnsErr
 	}

@@ -99,8 +99,26 @@ var (
 	scheduler         = identity.User{Name: identity.KubeScheduler}
 )
 
-// Start brings up etcd and the control plane and writes the kubeconfig.
+// Start brings up etcd and the control plane, writes the kubeconfig, and
+// returns once the cluster takes its first pod (WaitReady).
 func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
+	cp, err := Launch(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err = cp.WaitReady(ctx); err != nil {
+		cp.Close()
+		return nil, err
+	}
+	return cp, nil
+}
+
+// Launch brings up etcd and the control plane and writes the kubeconfig. It
+// returns once kube-apiserver is ready and kube-controller-manager and
+// kube-scheduler have started, before their controllers have done their
+// first work: the caller starts the kubelets meanwhile, then calls
+// WaitReady.
+func Launch(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	cp := &ControlPlane{DataDir: cfg.DataDir}
 	if cp.DataDir == "" {
 		dir, err := os.MkdirTemp("", "podtrace-")
@@ -213,10 +231,13 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 		sc.Hooks = schedhooks.New(cfg.Tracer)
 		cp.Scheduler = sc.Hooks
 	}
-	if err = upstream.StartScheduler(components, sc); err != nil {
-		return err
-	}
-	if err = cp.waitDefaultServiceAccount(ctx); err != nil {
+	return upstream.StartScheduler(components, sc)
+}
+
+// WaitReady waits until the cluster takes its first pod: the default
+// ServiceAccount is in place and the hostPath delete policy in force.
+func (cp *ControlPlane) WaitReady(ctx context.Context) error {
+	if err := cp.waitDefaultServiceAccount(ctx); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(cp.AdminConfig())
