@@ -36,6 +36,7 @@ import (
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/registry"
 	"github.com/podtrace/podtrace/images"
+	"github.com/podtrace/podtrace/internal/podtracebin"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
 )
@@ -64,20 +65,6 @@ func podNetNS() []string {
 
 // imageCache keeps podtrace's compiled image binaries across tests.
 var imageCache = filepath.Join(os.TempDir(), "podtrace-image-cache")
-
-// plugin builds cmd/podtrace-cni once per test binary.
-var plugin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "podtrace-cni-")
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, crictrd.PluginName)
-	cmd := exec.Command("go", "build", "-o", out, "github.com/podtrace/podtrace/cmd/podtrace-cni")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", &exec.ExitError{Stderr: b}
-	}
-	return out, nil
-})
 
 // startMirror runs a loopback registry holding the demo image under its
 // Docker Hub name (docker.io/library/demo:1.0), as a workshop's offline
@@ -114,10 +101,7 @@ func startRealCluster(t testing.TB, n int, opts ...func(*crictrd.HostConfig)) *r
 	t.Helper()
 	needRoot(t)
 	logs.To(io.Discard)
-	pl, err := plugin()
-	if err != nil {
-		t.Fatalf("build podtrace-cni: %v", err)
-	}
+	pl := podtracebin.Plugin(t)
 	dir, err := os.MkdirTemp("", "podtrace-e2e-real-")
 	if err != nil {
 		t.Fatal(err)

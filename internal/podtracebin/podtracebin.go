@@ -1,5 +1,5 @@
-// Package podtracebin gives end-to-end tests the podtrace binary, built
-// from this checkout as a user would build it.
+// Package podtracebin gives end-to-end tests the podtrace binary and its
+// CNI plugin, built from this checkout as a user would build them.
 package podtracebin
 
 import (
@@ -11,12 +11,40 @@ import (
 	"testing"
 )
 
+// pluginName is the CNI plugin's binary, beside podtrace in an
+// installation.
+const pluginName = "podtrace-cni"
+
+// build is one directory of binaries built once per test process.
+type build struct {
+	once     sync.Once
+	dir, out string
+	err      error
+}
+
 var (
-	once sync.Once
-	dir  string
-	path string
-	err  error
+	podtrace = &build{}
+	plugin   = &build{}
 )
+
+// get builds pkgs into a temporary directory the first time and returns
+// the binary named name there.
+func (b *build) get(name string, pkgs ...string) (string, error) {
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "podtrace-e2e-bin-"); b.err != nil {
+			return
+		}
+		if b.err = os.Chmod(b.dir, 0o755); b.err != nil {
+			return
+		}
+		b.out = filepath.Join(b.dir, name)
+		cmd := exec.Command("go", append([]string{"build", "-o", b.dir}, pkgs...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("build %s: %w\n%s", name, err, out)
+		}
+	})
+	return b.out, b.err
+}
 
 // Path returns $PODTRACE_BIN when set, else cmd/podtrace built once per
 // test process into a temporary directory, with its CNI plugin
@@ -28,20 +56,22 @@ func Path(tb testing.TB) string {
 	if bin := os.Getenv("PODTRACE_BIN"); bin != "" {
 		return bin
 	}
-	once.Do(func() {
-		if dir, err = os.MkdirTemp("", "podtrace-e2e-bin-"); err != nil {
-			return
-		}
-		if err = os.Chmod(dir, 0o755); err != nil {
-			return
-		}
-		path = filepath.Join(dir, "podtrace")
-		build := exec.Command("go", "build", "-o", dir,
-			"github.com/podtrace/podtrace/cmd/podtrace", "github.com/podtrace/podtrace/cmd/podtrace-cni")
-		if out, buildErr := build.CombinedOutput(); buildErr != nil {
-			err = fmt.Errorf("build podtrace: %w\n%s", buildErr, out)
-		}
-	})
+	path, err := podtrace.get("podtrace", "github.com/podtrace/podtrace/cmd/podtrace", "github.com/podtrace/podtrace/cmd/podtrace-cni")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// Plugin returns the CNI plugin beside $PODTRACE_BIN when that is set (as
+// .ci/test builds them), else cmd/podtrace-cni alone built once per test
+// process. A failed build fails tb; Removing removes it.
+func Plugin(tb testing.TB) string {
+	tb.Helper()
+	if bin := os.Getenv("PODTRACE_BIN"); bin != "" {
+		return filepath.Join(filepath.Dir(bin), pluginName)
+	}
+	path, err := plugin.get(pluginName, "github.com/podtrace/podtrace/cmd/podtrace-cni")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -53,18 +83,21 @@ type TestingM interface{ Run() int }
 
 type removing struct{ TestingM }
 
-// Run runs the tests, then removes what Path built.
+// Run runs the tests, then removes what Path and Plugin built.
 func (m removing) Run() int {
 	defer func() {
-		if dir != "" {
-			os.RemoveAll(dir)
+		for _, b := range []*build{podtrace, plugin} {
+			if b.dir != "" {
+				os.RemoveAll(b.dir)
+			}
 		}
 	}()
 	return m.TestingM.Run()
 }
 
-// Removing returns m, whose Run also removes the binaries Path built once
-// the tests have run (each is about 250 MB). Call it from TestMain:
+// Removing returns m, whose Run also removes the binaries Path and Plugin
+// built once the tests have run (podtrace is about 250 MB). Call it from
+// TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(podtracebin.Removing(m).Run()) }
 func Removing(m TestingM) TestingM { return removing{m} }
