@@ -157,11 +157,15 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	// The kubelets start while kube-controller-manager's controllers do
 	// their first work: they need only kube-apiserver.
 	cpReady := make(chan error, 1)
-	go func() { cpReady <- cp.WaitReady(ctx) }()
-	err = e.startNodes(ctx, cfg)
+	readyCtx, stopWaiting := context.WithCancel(ctx)
+	go func() { cpReady <- cp.WaitReady(readyCtx) }()
+	if err = e.startNodes(ctx, cfg); err != nil {
+		stopWaiting()
+	}
 	if cpErr := <-cpReady; err == nil {
 		err = cpErr
 	}
+	stopWaiting()
 	if dnsErr := <-dns; err == nil {
 		err = dnsErr
 	}
