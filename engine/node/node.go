@@ -163,20 +163,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("node %s: %w", name, err)
 		}
 	}
-	var unlink func()
-	if cfg.Dir, unlink, err = rootDir(cfg.Dir); err != nil {
+	if cfg.Dir, err = rootDir(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	addr, port, release, err := listenAddress(cfg.NodeIP)
 	if err != nil {
-		unlink()
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	started := false
 	defer func() {
 		if !started {
 			release()
-			unlink()
 			if cfg.RealContainers {
 				_ = unmountAll(dir) // the kubelet may have made its root rshared
 			}
@@ -246,7 +243,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	started = true
-	context.AfterFunc(ctx, func() { release(); unlink() })
+	context.AfterFunc(ctx, release)
 	return &Node{Name: name, Address: addr, Port: port, dir: dir, real: cfg.RealContainers}, nil
 }
 

@@ -15,25 +15,19 @@ const maxSocketPath = 104 - len("/pod-resources/1234567890.sock")
 // rootDir returns the kubelet's root directory for dir: dir itself, or, when
 // dir is too long for the unix sockets the kubelet serves under it (the pod
 // resources API), a short symbolic link to it in the temporary directory.
-// unlink removes that link, if it still leads to dir, once the node stops.
-func rootDir(dir string) (root string, unlink func(), err error) {
+func rootDir(dir string) (string, error) {
 	if len(dir) <= maxSocketPath {
-		return dir, func() {}, nil
+		return dir, nil
 	}
 	h := fnv.New32a()
 	h.Write([]byte(dir))
 	link := filepath.Join(os.TempDir(), fmt.Sprintf("podtrace-kubelet-%08x", h.Sum32()))
-	unlink = func() {
-		if target, err := os.Readlink(link); err == nil && target == dir {
-			os.Remove(link)
-		}
-	}
 	if target, err := os.Readlink(link); err == nil && target == dir {
-		return link, unlink, nil
+		return link, nil
 	}
 	os.Remove(link)
 	if err := os.Symlink(dir, link); err != nil {
-		return "", nil, fmt.Errorf("kubelet root dir %s is too long for its sockets and a short link failed: %w", dir, err)
+		return "", fmt.Errorf("kubelet root dir %s is too long for its sockets and a short link failed: %w", dir, err)
 	}
-	return link, unlink, nil
+	return link, nil
 }
