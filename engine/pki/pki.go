@@ -251,14 +251,15 @@ func (b *Bundle) ensureCA(certName, keyName, cn string) error {
 }
 
 // ensureLeaf returns the pair stored under certName/keyName if it is signed by
-// the current CA and not about to expire (and, for serving certificates,
-// still covers every serving name); otherwise it issues and stores a new one.
-func (b *Bundle) ensureLeaf(certName, keyName string, issue func() ([]byte, []byte, error), serving bool) ([]byte, []byte, error) {
+// the current CA, not about to expire, carries every one of usages (and, for
+// serving certificates, still covers every serving name); otherwise it
+// issues and stores a new one.
+func (b *Bundle) ensureLeaf(certName, keyName string, issue func() ([]byte, []byte, error), serving bool, usages ...x509.ExtKeyUsage) ([]byte, []byte, error) {
 	certPath, keyPath := b.Path(certName), b.Path(keyName)
 	certPEM, certErr := os.ReadFile(certPath)
 	keyPEM, keyErr := os.ReadFile(keyPath)
 	if certErr == nil && keyErr == nil {
-		if cert, _, err := parsePair(certPEM, keyPEM); err == nil && b.reusable(cert, serving) {
+		if cert, _, err := parsePair(certPEM, keyPEM); err == nil && b.reusable(cert, serving) && hasUsages(cert, usages) {
 			return certPEM, keyPEM, nil
 		}
 	}
@@ -270,6 +271,16 @@ func (b *Bundle) ensureLeaf(certName, keyName string, issue func() ([]byte, []by
 		return nil, nil, err
 	}
 	return certPEM, keyPEM, nil
+}
+
+// hasUsages reports whether cert carries every one of usages.
+func hasUsages(cert *x509.Certificate, usages []x509.ExtKeyUsage) bool {
+	for _, u := range usages {
+		if !slices.Contains(cert.ExtKeyUsage, u) {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Bundle) reusable(cert *x509.Certificate, serving bool) bool {
@@ -292,19 +303,6 @@ func (b *Bundle) reusable(cert *x509.Certificate, serving bool) bool {
 		}
 	}
 	return true
-}
-
-// dropUnless removes the certificate certName when it does not carry
-// usage, so that ensureLeaf issues it again.
-func (b *Bundle) dropUnless(certName string, usage x509.ExtKeyUsage) {
-	certPEM, err := os.ReadFile(b.Path(certName))
-	if err != nil {
-		return
-	}
-	certs, err := certutil.ParseCertsPEM(certPEM)
-	if err != nil || len(certs) == 0 || !slices.Contains(certs[0].ExtKeyUsage, usage) {
-		os.Remove(b.Path(certName))
-	}
 }
 
 func (b *Bundle) issue(subject pkix.Name, usage x509.ExtKeyUsage, dnsNames []string, ips []net.IP) ([]byte, []byte, error) {
@@ -416,13 +414,12 @@ func (b *Bundle) EnsureEtcd() error {
 		return fmt.Errorf("ensure etcd peer cert: %w", err)
 	}
 	// As kubeadm's etcd/server, a client too: etcd's gRPC gateway dials
-	// etcd's own port with it. Data dirs from before hold a server-only
-	// pair, issued again here.
-	b.dropUnless(EtcdServerCertFile, x509.ExtKeyUsageClientAuth)
+	// etcd's own port with it. A server-only pair from an older data dir
+	// is issued again.
+	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	if _, _, err := b.ensureLeaf(EtcdServerCertFile, EtcdServerKeyFile, func() ([]byte, []byte, error) {
-		return b.issueFor(pkix.Name{CommonName: "etcd-server"}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-			[]string{"localhost"}, ServingIPs)
-	}, false); err != nil {
+		return b.issueFor(pkix.Name{CommonName: "etcd-server"}, both, []string{"localhost"}, ServingIPs)
+	}, false, both...); err != nil {
 		return fmt.Errorf("ensure etcd server cert: %w", err)
 	}
 	if _, _, err := b.ensureLeaf(EtcdClientCertFile, EtcdClientKeyFile, func() ([]byte, []byte, error) {
