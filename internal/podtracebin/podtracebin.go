@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sync"
 	"testing"
 )
 
-// pluginName is the CNI plugin's binary, beside podtrace in an
-// installation.
-const pluginName = "podtrace-cni"
+// The packages of podtrace and of its CNI plugin; go build names each
+// binary after its package's last element.
+const (
+	podtracePkg = "github.com/podtrace/podtrace/cmd/podtrace"
+	pluginPkg   = "github.com/podtrace/podtrace/cmd/podtrace-cni"
+)
 
 // build is one directory of binaries built once per test process.
 type build struct {
@@ -56,11 +60,11 @@ func Path(tb testing.TB) string {
 	if bin := os.Getenv("PODTRACE_BIN"); bin != "" {
 		return bin
 	}
-	path, err := podtrace.get("podtrace", "github.com/podtrace/podtrace/cmd/podtrace", "github.com/podtrace/podtrace/cmd/podtrace-cni")
+	out, err := podtrace.get(path.Base(podtracePkg), podtracePkg, pluginPkg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return path
+	return out
 }
 
 // Plugin returns the CNI plugin beside $PODTRACE_BIN when that is set (as
@@ -69,13 +73,13 @@ func Path(tb testing.TB) string {
 func Plugin(tb testing.TB) string {
 	tb.Helper()
 	if bin := os.Getenv("PODTRACE_BIN"); bin != "" {
-		return filepath.Join(filepath.Dir(bin), pluginName)
+		return filepath.Join(filepath.Dir(bin), path.Base(pluginPkg))
 	}
-	path, err := plugin.get(pluginName, "github.com/podtrace/podtrace/cmd/podtrace-cni")
+	out, err := plugin.get(path.Base(pluginPkg), pluginPkg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return path
+	return out
 }
 
 // TestingM is what TestMain is given: *testing.M has it.
