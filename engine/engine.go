@@ -40,8 +40,9 @@ type Config struct {
 	EtcdTLS       etcd.TLSFiles
 	// UnsafeNoFsync turns etcd's fsync off (benchmarks).
 	UnsafeNoFsync bool
-	// APIAddress is the API server's listen address (default 127.0.0.1:0).
-	APIAddress string
+	// APIListener, when set, is where the API server serves; nil: a free
+	// loopback port.
+	APIListener net.Listener
 	// Nodes to run a kubelet for.
 	Nodes []nodes.Spec
 	// Speed divides the simulated runtime's latencies (2 = twice as fast;
@@ -136,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.PlainControlPlane || cfg.Untraced {
 		controlPlaneTracer = nil
 	}
-	cp, err := controlplane.Launch(ctx, controlplane.Config{DataDir: cfg.DataDir, Address: cfg.APIAddress, EtcdEndpoints: cfg.EtcdEndpoints,
+	cp, err := controlplane.Launch(ctx, controlplane.Config{DataDir: cfg.DataDir, Listener: cfg.APIListener, EtcdEndpoints: cfg.EtcdEndpoints,
 		EtcdTLS: cfg.EtcdTLS, UnsafeNoFsync: cfg.UnsafeNoFsync, Tracer: controlPlaneTracer,
 		KubeletDial: node.Dial, AdvertiseAddress: hostAPIAddress(cfg)})
 	if err != nil {

@@ -138,7 +138,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (_ *e
 	if err = c.checkMaxRestart(); err != nil {
 		return nil, nil, err
 	}
-	hostLn, err := podnetListener()
+	hostLn, apiLn, err := podnetListeners()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,8 +153,9 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (_ *e
 	forwardCtx, stopForward := context.WithCancel(ctx)
 	undo = append(undo, stopForward)
 	if hostLn != nil {
-		cfg.APIAddress = hostLn.Addr().String() // the same address inside, forwarded below
+		cfg.APIListener = apiLn // the same address inside, forwarded below
 		context.AfterFunc(forwardCtx, func() { hostLn.Close() })
+		undo = append(undo, func() { apiLn.Close() })
 	}
 	var closeHost func()
 	if cfg.Runtime, closeHost, err = c.startRuntime(ctx, dir); err != nil {
@@ -176,7 +177,7 @@ func (c *clusterFlags) startNodes(ctx context.Context, specs []nodes.Spec) (_ *e
 		e.Tracer.Faults.Add(f)
 	}
 	if hostLn != nil {
-		go podnet.Forward(forwardCtx, hostLn, cfg.APIAddress) // kubectl on the host reaches the API server inside
+		go podnet.Forward(forwardCtx, hostLn, apiLn.Addr().String()) // kubectl on the host reaches the API server inside
 	}
 	return e, cleanup, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"testing"
 
@@ -44,18 +45,27 @@ func (c *clusterFlags) enterPodNetwork() (ran bool, err error) {
 	return true, nil
 }
 
-// podnetListener prepares the pod network namespace this process runs in,
-// if any, and returns the listener the parent bound on the host for the
-// API server (nil when there is none). Call it once the log is open.
-func podnetListener() (net.Listener, error) {
+// podnetListeners prepares the pod network namespace this process runs
+// in, if any, and returns the listener the parent bound on the host for the
+// API server and the API server's own listener inside, at the same address
+// (both nil when there is none). It binds the inner one at once: later,
+// etcd's clients take ephemeral ports here, the host's port among them
+// perhaps. Call it once the log is open.
+func podnetListeners() (host, inside net.Listener, err error) {
 	if podnetSkipped != nil {
 		klog.InfoS("Running without a pod network namespace: simulated pods answer on loopback addresses, which EndpointSlices refuse", "err", podnetSkipped)
 	}
 	if !podnet.Inside() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err := podnet.Setup(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return podnet.HostListener()
+	if host, err = podnet.HostListener(); err != nil || host == nil {
+		return nil, nil, err
+	}
+	if inside, err = net.Listen("tcp", host.Addr().String()); err != nil {
+		return nil, nil, fmt.Errorf("pod network namespace: the API server's address: %w", err)
+	}
+	return host, inside, nil
 }

@@ -48,8 +48,10 @@ type Config struct {
 	EtcdTLS       etcd.TLSFiles
 	// UnsafeNoFsync turns off etcd's fsync (benchmarks, tests).
 	UnsafeNoFsync bool
-	// Address is the API server's listen address (default 127.0.0.1:0).
-	Address string
+	// Listener, when set, is where the API server serves (bound before
+	// etcd starts, its port is not taken by a client's ephemeral port in
+	// the meantime); nil: a free loopback port.
+	Listener net.Listener
 	// Tracer receives the stage events of the seams and holds their faults
 	// and breakpoints; nil runs the components without podtrace's hooks.
 	Tracer *trace.Tracer
@@ -178,7 +180,7 @@ func (cp *ControlPlane) start(ctx context.Context, cfg Config) error {
 	if err = cp.startEtcd(ctx, cfg); err != nil {
 		return err
 	}
-	api := upstream.APIServerConfig{Address: cfg.Address, EtcdServers: cp.Etcd.Endpoints, EtcdTLS: cp.Etcd.ClientTLS,
+	api := upstream.APIServerConfig{Listener: cfg.Listener, EtcdServers: cp.Etcd.Endpoints, EtcdTLS: cp.Etcd.ClientTLS,
 		ServingCertFile: cp.PKI.Path(pki.ServingCertFile), ServingKeyFile: cp.PKI.Path(pki.ServingKeyFile),
 		ClientCAFile: cp.PKI.Path(pki.CACertFile), ServiceAccountKeyFile: saKey,
 		KubeletDial: cfg.KubeletDial, KubeletClientCertFile: cp.PKI.Path(pki.KubeletClientCertFile),

@@ -37,8 +37,9 @@ type APIServerHooks interface {
 
 // APIServerConfig is what kube-apiserver is started with.
 type APIServerConfig struct {
-	// Address is host:port to listen on; 127.0.0.1:0 when empty.
-	Address string
+	// Listener, when set, is where the server serves (it is closed when
+	// the server stops or fails to start); nil: a free loopback port.
+	Listener net.Listener
 	// EtcdServers and EtcdTLS say where the storage is and how to reach it.
 	EtcdServers []string
 	EtcdTLS     etcd.TLSFiles
@@ -92,9 +93,6 @@ func (s *APIServer) Err() error { return s.err }
 // NewConfig → hooks → CreateServerChain → PrepareRun) and serves it until
 // ctx ends. It returns once /readyz answers ok.
 func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error) {
-	if cfg.Address == "" {
-		cfg.Address = "127.0.0.1:0"
-	}
 	if cfg.ServiceClusterIPRange == "" {
 		cfg.ServiceClusterIPRange = "10.96.0.0/12"
 	}
@@ -107,9 +105,12 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 	for _, f := range s.Flags().FlagSets {
 		fs.AddFlagSet(f)
 	}
-	ln, err := net.Listen("tcp", cfg.Address)
-	if err != nil {
-		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("start kube-apiserver: %w", err)
+		}
 	}
 	addr := ln.Addr().(*net.TCPAddr)
 	args := []string{
