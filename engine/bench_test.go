@@ -20,6 +20,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/cri"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 )
@@ -76,13 +77,11 @@ func deploymentRun(b *testing.B, pods, nodeCount int, plain bool) runResult {
 	resetPeakRSS()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Not b.TempDir: real kubelets may still write under their root
-	// directories for a moment after Close, and its removal would fail.
 	dir, err := os.MkdirTemp("", "podtrace-bench-")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer enginetest.RemoveDataDir(dir) // after Close, waiting out the kubelets' late writes
 	cfg := engine.Config{DataDir: dir, Nodes: nodes.Defaults(nodeCount), Speed: cri.MaxSpeed, Seed: 1,
 		UnsafeNoFsync: true, PlainControlPlane: plain}
 	e, err := engine.Start(ctx, cfg)

@@ -33,7 +33,7 @@ func start(t *testing.T, n int) (*engine.Engine, *recorder) {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: 20, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: 20, Seed: 1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestFailedSchedulingMessagesMatchKubeScheduler(t *testing.T) {
 	defer cancel()
 	specs := nodes.Defaults(3)
 	specs[0].Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: specs, Speed: 20, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: specs, Speed: 20, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestKubeletRestartOnDataDir(t *testing.T) {
 		return
 	}
 	logs.To(io.Discard)
-	dir := t.TempDir()
+	dir := enginetest.DataDir(t)
 	startOn := func() (*engine.Engine, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(context.Background())
 		e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1})
@@ -132,7 +132,7 @@ func TestKubeletCrashLoopBackOffCap(t *testing.T) {
 	}
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 20, Seed: 1,
 		MaxContainerRestartPeriod: 2 * time.Second})
 	if err != nil {
 		cancel()

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/pki"
@@ -122,8 +123,8 @@ func eachKubectl(t *testing.T, test func(t *testing.T, c *cluster, k *kubectl, s
 // and returns it with the function that stops it.
 func startCluster() (*cluster, func(), error) {
 	logs.To(io.Discard)
-	// Not t.TempDir: the real kubelets may still write under their root
-	// directories for a moment after Close, and its removal would fail.
+	// Removed with enginetest.RemoveDataDir, which waits out the kubelets'
+	// late writes.
 	dir, err := os.MkdirTemp("", "podtrace-kubectl-")
 	if err != nil {
 		return nil, nil, err
@@ -132,7 +133,7 @@ func startCluster() (*cluster, func(), error) {
 	e, err := engine.Start(ctx, engine.Config{DataDir: dir, UnsafeNoFsync: true, Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
 	if err != nil {
 		cancel()
-		os.RemoveAll(dir)
+		enginetest.RemoveDataDir(dir)
 		return nil, nil, err
 	}
 	c := &cluster{e: e}
@@ -144,7 +145,7 @@ func startCluster() (*cluster, func(), error) {
 			c.mu.Unlock()
 		}
 	}()
-	return c, func() { cancel(); e.Close(); os.RemoveAll(dir) }, nil
+	return c, func() { cancel(); e.Close(); enginetest.RemoveDataDir(dir) }, nil
 }
 
 // stageEvents returns the recorded stage events that match.

@@ -75,7 +75,7 @@ func TestAttachRebuildsStagesFromTheAPI(t *testing.T) {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(2), Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(2), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestAttachTarget(t *testing.T) {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestAttachShowsRetries(t *testing.T) {
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1, Speed: 5})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Seed: 1, Speed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func startFor(t *testing.T, s *scenario.Scenario) *engine.Engine {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: s.Nodes, Speed: 20, Seed: 1,
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: s.Nodes, Speed: 20, Seed: 1,
 		MaxContainerRestartPeriod: s.MaxContainerRestartPeriod})
 	if err != nil {
 		cancel()

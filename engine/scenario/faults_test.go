@@ -13,6 +13,7 @@ import (
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/engine/trace"
@@ -28,7 +29,7 @@ func startEngine(t *testing.T, n int, speed float64) *engine.Engine {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(n), Speed: speed, Seed: 1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/logs"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/internal/waittest"
@@ -125,7 +126,7 @@ func startOneNode(t *testing.T) *engine.Engine {
 	t.Helper()
 	logs.To(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(1), Speed: 1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

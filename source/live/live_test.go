@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/podtrace/podtrace/engine"
+	"github.com/podtrace/podtrace/engine/enginetest"
 	"github.com/podtrace/podtrace/engine/nodes"
 	"github.com/podtrace/podtrace/internal/waittest"
 	"github.com/podtrace/podtrace/stages"
@@ -36,7 +37,7 @@ func TestEngineSourceBeforeAndAfterTheEngineStarts(t *testing.T) {
 		t.Fatalf("apply while starting: %v", err)
 	}
 
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(2), Speed: 20, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(2), Speed: 20, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

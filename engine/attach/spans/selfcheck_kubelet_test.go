@@ -47,7 +47,7 @@ func TestKubeletSpansAgreeWithSeams(t *testing.T) {
 	}
 	t.Setenv(otlp.EnvEndpoint, "http://"+r.Addr())
 	t.Setenv(otlp.EnvProtocol, "grpc")
-	e, err := engine.Start(ctx, engine.Config{DataDir: t.TempDir(), UnsafeNoFsync: true, Nodes: nodes.Defaults(2), Speed: 5, Seed: 1})
+	e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(t), UnsafeNoFsync: true, Nodes: nodes.Defaults(2), Speed: 5, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
