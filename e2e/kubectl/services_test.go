@@ -37,7 +37,16 @@ func TestServices(t *testing.T) {
 
 func testServiceLifecycle(t *testing.T, k *kubectl, web, exposed string) {
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"
-	resources := tableRows(k.ok("api-resources", "-o", "wide"))
+	// Another test's CustomResourceDefinition may be coming or going, its
+	// group in discovery a moment before or after its resources are: then
+	// api-resources says it could not list them all, and a user runs it again.
+	var listed string
+	waittest.EventuallyEvery(t, "kubectl api-resources to list every group", poll, waitLong, func() (bool, string) {
+		out, errOut, err := k.run("api-resources", "-o", "wide")
+		listed = out
+		return err == nil, errOut
+	})
+	resources := tableRows(listed)
 	for name, cells := range map[string][]string{
 		"services":       {"services", "svc", "v1", "true", "Service", verbs, "all"},
 		"endpoints":      {"endpoints", "ep", "v1", "true", "Endpoints", verbs},
