@@ -326,10 +326,10 @@ func testWatchScale(t *testing.T, c *cluster, k *kubectl, web string) {
 	if len(persist) != 1 || persist[0].Message != "spec.replicas set to 3" || persist[0].User != "kubernetes-admin" {
 		t.Errorf("kubectl scale: persist events %+v", persist)
 	}
-	waittest.EventuallyEvery(t, "3/3 ready", poll, waitLong, func() (bool, string) {
-		out := k.ok("get", "deploy", web)
-		return strings.Contains(out, " 3/3 "), out
-	})
+	k.ok("rollout", "status", "deployment/"+web, "--timeout=3m")
+	if out := k.ok("get", "deploy", web); !strings.Contains(out, " 3/3 ") {
+		t.Errorf("kubectl get deploy after the rollout, want 3/3 ready:\n%s", out)
+	}
 }
 
 // testApplyUpdate changes the image and the replica count with apply.
