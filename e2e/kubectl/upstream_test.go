@@ -111,10 +111,11 @@ spec:
 `)
 	k.ok("rollout", "status", "statefulset/"+sts, "--timeout=3m")
 	k.ok("rollout", "status", "daemonset/"+ds, "--timeout=3m")
-	waittest.EventuallyEvery(t, "a Job of the CronJob to complete", poll, waitLong, func() (bool, string) {
-		out, _, _ := k.run("get", "jobs", "-o", "jsonpath={range .items[*]}{.metadata.ownerReferences[0].name} {.status.succeeded}{\"\\n\"}{end}")
-		return strings.Contains(out, cj+" 1"), out
-	})
+	// The schedule's next minute may be up to a minute away: one watch,
+	// as a user would keep open, rather than a get every poll.
+	jobs := k.start("get", "jobs", "--watch", "-o", "jsonpath={.metadata.ownerReferences[0].name} {.status.succeeded}{\"\\n\"}")
+	jobs.waitOutput(t, "a Job of the CronJob to complete", waitLong, func(out string) bool { return strings.Contains(out, cj+" 1\n") })
+	jobs.stop()
 	for _, owner := range []struct{ kind, name, pod string }{
 		{stages.KindStatefulSet, sts, sts + "-0"}, {stages.KindDaemonSet, ds, ds + "-"}, {stages.KindCronJob, cj, cj + "-"}} {
 		if len(c.stageEvents(func(e stages.Event) bool { return e.Kind == owner.kind && e.Namespace == k.ns && e.Pod == owner.name })) == 0 {
