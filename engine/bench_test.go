@@ -127,7 +127,7 @@ func BenchmarkStart(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		start := time.Now()
-		e, err := engine.Start(ctx, engine.Config{DataDir: b.TempDir(), Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
+		e, err := engine.Start(ctx, engine.Config{DataDir: enginetest.DataDir(b), Nodes: nodes.Defaults(3), Speed: 1, Seed: 1})
 		if err != nil {
 			cancel()
 			b.Fatal(err)
