@@ -32,11 +32,7 @@ import (
 // (create 325 ms), so 50 ms still tells one stage's call from the next;
 // on a quiet machine, where create takes about 40 ms, it stays 10 ms.
 func TestSpansAgreeWithSeamsOnContainerd(t *testing.T) {
-	within := 10 * time.Millisecond
-	if busy := enginetest.Overloaded(); busy != "" {
-		within = 50 * time.Millisecond
-		t.Logf("stages compared within %s: %s", within, busy)
-	}
+	within := enginetest.Tolerance(t, 10*time.Millisecond, 50*time.Millisecond)
 	var mu sync.Mutex
 	var folded []stages.Event
 	ctx, cancel := context.WithCancel(context.Background())

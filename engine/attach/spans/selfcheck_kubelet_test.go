@@ -21,17 +21,15 @@ import (
 	"github.com/podtrace/podtrace/stages"
 )
 
-// within is how close a stage rebuilt from the components' spans must
-// come to the seams' own, at its start and at its end (issue #32).
-const within = 10 * time.Millisecond
-
 // TestKubeletSpansAgreeWithSeams runs the embedded cluster (real kubelets
 // on the simulated runtime, which records its CRI calls as containerd 2.x
 // does) with every component's upstream tracing sent to the receiver,
 // starts a 3-replica Deployment, and checks each pod's stages rebuilt from
 // the spans alone against the seams' own: sandbox, pull, create and start
-// within 10 ms at both ends; the binding request inside the scheduler's
-// bind stage.
+// within 10 ms at both ends (issue #32; 50 ms on a machine
+// enginetest.Overloaded calls too busy: once, at a load average of 4.55 on 2
+// CPUs, a sandbox's span ended 32 ms after its seam); the binding request
+// inside the scheduler's bind stage.
 func TestKubeletSpansAgreeWithSeams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
@@ -81,6 +79,7 @@ func TestKubeletSpansAgreeWithSeams(t *testing.T) {
 		}
 		return folds, state
 	})
+	within := enginetest.Tolerance(t, 10*time.Millisecond, 50*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	pulls := 0
