@@ -1,10 +1,13 @@
 package enginetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // lateWrites is how long a stopped cluster's kubelets may still write
@@ -34,18 +37,16 @@ func DataDir(tb testing.TB) string {
 // for a while when a removal races a late write. Upstream's kubelet does
 // not stop every goroutine with its context: for a moment after the
 // engine's Close, a pod worker that was mid-sync may still make a pod's
-// directories under the kubelet's root, and have the runtime open a
-// container's log there.
+// directories under the kubelet's root. (The simulated runtime writes
+// nothing once shut down.)
 func RemoveDataDir(dir string) error {
-	deadline := time.Now().Add(lateWrites)
-	for {
-		err := os.RemoveAll(dir)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("data dir still written %v after the cluster stopped: %w", lateWrites, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, lateWrites, true, func(context.Context) (bool, error) {
+		last = os.RemoveAll(dir)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("data dir still written %v after the cluster stopped: %w", lateWrites, last)
 	}
+	return nil
 }
