@@ -67,11 +67,12 @@ const poll = 50 * time.Millisecond
 // it shows while active.
 type stageFault struct {
 	fault    string
-	applyErr string      // the error kubectl apply gets, for API stages
-	see      Expectation // the stage event showing the failure
-	waiting  string      // a container waiting reason while broken
-	cond     string      // a pod condition "Type=Status/Reason" while broken
-	event    string      // a Kubernetes Event reason while broken (kubectl describe)
+	applyErr string        // the error kubectl apply gets, for API stages
+	see      Expectation   // the stage event showing the failure
+	waiting  string        // a container waiting reason while broken
+	cond     string        // a pod condition "Type=Status/Reason" while broken
+	event    string        // a Kubernetes Event reason while broken (kubectl describe)
+	recovery time.Duration // how long Ready may take once the fault goes: 30 s unless set
 }
 
 // stageFaultGroups are the faults, one cluster per group: a fault acts on
@@ -109,9 +110,11 @@ var stageFaultGroups = []struct {
 			see: Expectation{Stage: stages.CNI, Status: stages.Retrying, Reason: "FailedCreatePodSandBox", Message: `failed to setup network for sandbox`}},
 	}},
 	// The unreachable registry's recovery waits out the kubelet's image
-	// pull back-off: about 40 s, the longest of all.
+	// pull back-off, the longest of all: by the time ImagePullBackOff shows,
+	// two pulls may have failed, so the next waits 20 s, then for the pod
+	// worker's next sync (every 10-15 s while it backs off).
 	{"pull", []stageFault{
-		{fault: "pull:fail:unreachable", waiting: "ImagePullBackOff",
+		{fault: "pull:fail:unreachable", waiting: "ImagePullBackOff", recovery: 75 * time.Second,
 			see: Expectation{Stage: stages.Pull, Reason: "ErrImagePull", Message: "dial tcp 104.18.0.1:443: i/o timeout"}},
 		{fault: "pull:fail:slow", // the slow registry: the pull waits (a 45 s delay), until the fault goes
 			see: Expectation{Stage: stages.Pull, Status: stages.Waiting, Reason: "Delay"}},
@@ -222,7 +225,11 @@ func breakAndRecover(t *testing.T, e *engine.Engine, a *apply.Applier, rec *trac
 			t.Fatalf("apply after removing the fault: %v", err)
 		}
 	}
-	waittest.EventuallyEvery(t, "recovery to Ready", poll, 30*time.Second, func() (bool, string) {
+	recovery := tt.recovery
+	if recovery == 0 {
+		recovery = 30 * time.Second
+	}
+	waittest.EventuallyEvery(t, "recovery to Ready", poll, recovery, func() (bool, string) {
 		ok, detail, err := goal.Check(ctx, c)
 		return ok && err == nil, detail
 	})
