@@ -90,10 +90,15 @@ func (p *scenarioPlay) run(ctx context.Context, cf *clusterFlags, src *live.Sour
 		return cleanup, err
 	}
 	p.set("The cluster is up; breaking it as the story says…")
-	if err := p.s.Prepare(ctx, e); err != nil {
+	symptoms, err := scenario.WatchSymptoms(ctx, e, p.s)
+	if err != nil {
 		return cleanup, err
 	}
-	p.set(fmt.Sprintf("The cluster is broken as the story says. The manifest applied is %s: edit it and apply it again "+
+	if err := p.s.Prepare(ctx, e); err != nil {
+		symptoms.Stop()
+		return cleanup, err
+	}
+	go p.watchSymptoms(ctx, symptoms, fmt.Sprintf("The manifest applied is %s: edit it and apply it again "+
 		"(a, then \"manifest file…\"). kubectl works too: export KUBECONFIG=%s", manifest, e.Kubeconfig))
 	return cleanup, waitGoal(ctx, e, p.s, time.Second, func(detail string) {
 		p.mu.Lock()
@@ -101,6 +106,32 @@ func (p *scenarioPlay) run(ctx context.Context, cf *clusterFlags, src *live.Sour
 		p.mu.Unlock()
 		announceGoal(ctx, e, p.s, detail)
 	})
+}
+
+// symptomsPatience is how long the story box waits for the symptoms the
+// story describes before it names those that have not shown.
+const symptomsPatience = time.Minute
+
+// watchSymptoms says, until every symptom the story describes has shown,
+// how many have; then that the cluster is broken as the story says, and
+// how to work on it (then).
+func (p *scenarioPlay) watchSymptoms(ctx context.Context, symptoms *scenario.Symptoms, then string) {
+	defer symptoms.Stop()
+	since := time.Now()
+	for symptoms.Look(ctx, nil) > 0 {
+		if time.Since(since) < symptomsPatience {
+			p.set(fmt.Sprintf("Breaking the cluster as the story says… %s. %s", symptoms, then))
+		} else {
+			p.set(fmt.Sprintf("The cluster is not yet broken as the story says: not seen in %s: %s. %s",
+				symptomsPatience, symptoms.Unseen(), then))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	p.set("The cluster is broken as the story says. " + then)
 }
 
 func (p *scenarioPlay) set(progress string) {

@@ -35,9 +35,13 @@ func builtinScenarios(t testing.TB) []string {
 }
 
 // TestEveryScenarioFix plays each built-in scenario as a participant: it
-// starts `podtrace scenario NAME` in a 200x60 terminal, looks at the broken
-// cluster until every row on the screen agreed with kubectl get (30 s at
-// most), applies the fix `podtrace scenario explain NAME` gives
+// starts `podtrace scenario NAME` in a 200x60 terminal and waits until the
+// story box says the cluster is broken as the story says (every symptom
+// the scenario lists has shown: its stage events, Events and waiting
+// reasons, as `podtrace scenario --headless --check` sees them), looks at
+// the broken cluster until every row on the screen agreed with kubectl get
+// (30 s at most), sees that the goal does not hold yet, applies the fix
+// `podtrace scenario explain NAME` gives
 // (its kubectl commands run in a shell, or the fault removed from the
 // fault menu when the fix is to remove it), and waits for the goal banner.
 // Meanwhile the screen is sampled against kubectl get (issue #27's
@@ -130,6 +134,9 @@ func playScenario(t testing.TB, bin, kubectl, name string, untilCompared bool) t
 	t.Logf("%s: broken after %.1fs, looked at %.1fs (%d samples, %d of %d rows compared)", name,
 		look.Sub(opened).Seconds(), time.Since(look).Seconds(), check.samples, len(check.agreed), len(check.shown))
 
+	if s := tm.Screen(); strings.Contains(s, "Goal met:") {
+		t.Fatalf("%s: the goal holds before the fix:\n%s", name, s)
+	}
 	var fixed time.Time
 	if commands != "" {
 		sh := exec.Command("sh", "-e", "-c", commands)

@@ -72,46 +72,31 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	rec := e.Hub.Record()
-	defer rec.Stop()
 	c := e.AdminClient()
 	if err := waitNodes(ctx, e, opts.Timeout); err != nil {
 		return nil, err
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	waits, err := watchWaitings(watchCtx, c, s.Goal.Namespace)
+	symptoms, err := WatchSymptoms(ctx, e, s)
 	if err != nil {
 		return nil, err
 	}
+	defer symptoms.Stop()
 	if err := s.Prepare(ctx, e); err != nil {
 		return nil, err
 	}
 	logf("%s: cluster broken as described; waiting for %d expectations", s.Name, len(s.Expect))
-	rep := &Report{Seen: make([]string, len(s.Expect))}
+	rep := &Report{}
 	deadline := time.Now().Add(opts.Timeout)
-	for {
-		missing := 0
-		for i, x := range s.Expect {
-			if rep.Seen[i] != "" {
-				continue
-			}
-			if rep.Seen[i] = observe(ctx, c, rec, waits, x); rep.Seen[i] != "" {
-				logf("%s: seen %s: %s", s.Name, x, rep.Seen[i])
-			} else {
-				missing++
-			}
-		}
-		if missing == 0 {
-			break
-		}
+	for symptoms.Look(ctx, func(x Expectation, what string) { logf("%s: seen %s: %s", s.Name, x, what) }) > 0 {
 		if time.Now().After(deadline) {
-			return rep, fmt.Errorf("scenario %s: not seen within %s: %s", s.Name, opts.Timeout, unseen(s, rep))
+			rep.Seen = symptoms.Seen()
+			return rep, fmt.Errorf("scenario %s: not seen within %s: %s", s.Name, opts.Timeout, symptoms.Unseen())
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return rep, err
 		}
 	}
+	rep.Seen = symptoms.Seen()
 	met, detail, err := s.Goal.Check(ctx, c)
 	if err != nil {
 		return rep, err
@@ -135,7 +120,7 @@ func Check(ctx context.Context, e *engine.Engine, s *Scenario, opts CheckOptions
 		}
 		if time.Now().After(deadline) {
 			return rep, fmt.Errorf("scenario %s: the fix did not reach the goal (%s) within %s: %s%s", s.Name, s.Goal.Description, opts.Timeout, detail,
-				lastProblem(rec.Events()))
+				symptoms.LastProblem())
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return rep, err
@@ -151,16 +136,6 @@ func lastProblem(evs []stages.Event) string {
 		}
 	}
 	return ""
-}
-
-func unseen(s *Scenario, rep *Report) string {
-	var out []string
-	for i, x := range s.Expect {
-		if rep.Seen[i] == "" {
-			out = append(out, x.String())
-		}
-	}
-	return strings.Join(out, "; ")
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
