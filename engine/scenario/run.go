@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/podtrace/podtrace/engine"
 	"github.com/podtrace/podtrace/engine/apply"
@@ -27,6 +28,12 @@ func (g Goal) String() string {
 	return fmt.Sprintf("pod %s/%s is Running and Ready", g.Namespace, g.Pod)
 }
 
+// steadySeconds is how long a pod must have been Ready for the goal to
+// hold, as a Deployment's minReadySeconds asks before a pod counts as
+// available: a crash-looping pod is Ready for a moment after each restart,
+// and two of them at once are not a fixed deployment.
+const steadySeconds = 3
+
 // Check reports whether the goal holds, and where the cluster stands.
 func (g Goal) Check(ctx context.Context, c kubernetes.Interface) (bool, string, error) {
 	if g.Pod != "" {
@@ -37,7 +44,7 @@ func (g Goal) Check(ctx context.Context, c kubernetes.Interface) (bool, string, 
 		if err != nil {
 			return false, "", fmt.Errorf("get pod: %w", err)
 		}
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(p) {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podutils.IsPodAvailable(p, steadySeconds, metav1.Now()) {
 			return true, fmt.Sprintf("pod %s/%s is Running and Ready", g.Namespace, g.Pod), nil
 		}
 		return false, fmt.Sprintf("pod %s/%s is %s%s", g.Namespace, g.Pod, p.Status.Phase, notReadyWhy(p)), nil
@@ -66,22 +73,16 @@ func (g Goal) Check(ctx context.Context, c kubernetes.Interface) (bool, string, 
 	if err != nil {
 		return false, "", fmt.Errorf("list pods: %w", err)
 	}
-	ready := int32(0)
+	ready, now := int32(0), metav1.Now()
 	for i := range pods.Items {
-		if p := &pods.Items[i]; p.DeletionTimestamp == nil && podReady(p) {
+		if p := &pods.Items[i]; p.DeletionTimestamp == nil && podutils.IsPodAvailable(p, steadySeconds, now) {
 			ready++
 		}
 	}
-	return ready >= want, detail, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
+	if ready < want {
+		return false, fmt.Sprintf("%s (%d Ready for %ds)", detail, ready, steadySeconds), nil
 	}
-	return false
+	return true, detail, nil
 }
 
 // notReadyWhy names a waiting container's reason, as kubectl get pods shows it.
@@ -90,6 +91,9 @@ func notReadyWhy(p *corev1.Pod) string {
 		if w := s.State.Waiting; w != nil && w.Reason != "" {
 			return " (" + w.Reason + ")"
 		}
+	}
+	if podutils.IsPodReady(p) {
+		return fmt.Sprintf(", Ready for less than %ds", steadySeconds)
 	}
 	return ", not Ready"
 }

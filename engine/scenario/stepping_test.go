@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/podtrace/podtrace/engine/apply"
 	"github.com/podtrace/podtrace/internal/testproc"
@@ -56,7 +57,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 		}
 		ready := 0
 		for i := range pods.Items {
-			if podReady(&pods.Items[i]) {
+			if podutils.IsPodReady(&pods.Items[i]) {
 				ready++
 			}
 		}
@@ -71,7 +72,7 @@ func TestBreakpointHoldsOnePodWhileOthersGetReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodPending || podReady(p) {
+	if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodPending || podutils.IsPodReady(p) {
 		t.Fatalf("held pod as stored: node %q phase %s", p.Spec.NodeName, p.Status.Phase)
 	}
 	if !observeName(rec, name, Expectation{Stage: stages.Kubelet, Status: stages.Waiting, Reason: "Breakpoint", Message: "held before kubelet"}) {
