@@ -235,11 +235,11 @@ func watchFor(tm *term, text string) *screenWatch {
 	w := &screenWatch{seen: make(chan time.Time, 1)}
 	go func() {
 		for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			out, err := exec.Command("tmux", "-L", tm.Socket, "capture-pane", "-p", "-t", tm.Session).Output()
+			out, err := tm.TryScreen()
 			if err != nil {
 				return // the session ended
 			}
-			if strings.Contains(string(out), text) {
+			if strings.Contains(out, text) {
 				w.seen <- time.Now()
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ type Term struct {
 	Socket, Session string
 	// Started is when the session was started.
 	Started time.Time
+
+	ctl     *control // reads the screen, once started
+	ctlOnce sync.Once
 }
 
 // seq numbers the sessions: tests running in parallel each get a server of their own.
@@ -51,7 +55,12 @@ func Start(tb testing.TB, w, h int, env []string, script string) *Term {
 		"env", "TERM=xterm-256color"}
 	args = append(append(args, env...), "sh", "-c", script)
 	t.Tmux(args...)
-	tb.Cleanup(func() { exec.Command("tmux", "-L", t.Socket, "kill-server").Run() })
+	tb.Cleanup(func() {
+		if t.ctl != nil {
+			t.ctl.close()
+		}
+		exec.Command("tmux", "-L", t.Socket, "kill-server").Run()
+	})
 	return t
 }
 
@@ -75,7 +84,21 @@ func (t *Term) Tmux(args ...string) string {
 }
 
 // Screen returns the visible pane as text.
-func (t *Term) Screen() string { return t.Tmux("capture-pane", "-p", "-t", t.Session) }
+func (t *Term) Screen() string {
+	t.tb.Helper()
+	s, err := t.TryScreen()
+	if err != nil {
+		t.tb.Fatalf("tmux capture-pane: %v", err)
+	}
+	return s
+}
+
+// TryScreen returns the visible pane as text, or why it cannot (the
+// session has ended). It may be called from any goroutine.
+func (t *Term) TryScreen() (string, error) {
+	t.ctlOnce.Do(func() { t.ctl = startControl(t.Socket, t.Session) })
+	return t.ctl.run("capture-pane -p -t " + t.Session)
+}
 
 // ScreenANSI returns the visible pane with its colours as escape sequences.
 func (t *Term) ScreenANSI() string { return t.Tmux("capture-pane", "-e", "-p", "-t", t.Session) }
