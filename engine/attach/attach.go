@@ -336,8 +336,12 @@ func (w *Watcher) wants(kind, ns, name string) bool {
 	return false
 }
 
-// add queues items not yet emitted; an Event's version of a fact replaces
-// the status-derived one while both wait (it carries the reason and message).
+// add queues items not yet emitted. An Event's version of a fact replaces
+// the status-derived one while both wait (it carries the reason and
+// message), at the earlier of their times: a component records its Event
+// after the fact, and on a busy machine the scheduler's Scheduled Event
+// can carry a later second than the kubelet's status.startTime, which the
+// binding came before.
 func (w *Watcher) add(uid types.UID, fromEvent bool, items []item) {
 	now := time.Now()
 	w.mu.Lock()
@@ -347,10 +351,19 @@ func (w *Watcher) add(uid types.UID, fromEvent bool, items []item) {
 			continue
 		}
 		k := string(uid) + "\x00" + it.key
-		if old, ok := w.pending[k]; ok && (old.fromEvent || !fromEvent) {
-			continue
+		p := pendingItem{item: it, uid: uid, fromEvent: fromEvent, seen: now}
+		if old, ok := w.pending[k]; ok {
+			if old.fromEvent == fromEvent {
+				continue
+			}
+			if old.fromEvent {
+				p, old = old, p
+			}
+			if old.ev.Time.Before(p.ev.Time) {
+				p.ev.Time = old.ev.Time
+			}
 		}
-		w.pending[k] = pendingItem{item: it, uid: uid, fromEvent: fromEvent, seen: now}
+		w.pending[k] = p
 	}
 }
 
