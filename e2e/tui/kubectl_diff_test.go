@@ -171,15 +171,14 @@ func (c *screenCheck) get() map[string]cols {
 	return out
 }
 
-// sample reads the screens, then kubectl: every row that kubectl read the
-// same at the previous sample (a screen may lag kubectl by less than one
-// sample, ~2 s, on a loaded machine) must read the same on each screen
-// that shows it (a screen without the lanes' header, covered by a box, is
-// not compared). An object that changed and changed back between the two
-// readings may be drawn in between: settles lets such a row catch up.
+// sample reads kubectl, the screens, then kubectl again: every row stable
+// on kubectl's side since the previous sample (a screen may lag kubectl by
+// less than one sample, ~2 s, on a loaded machine) must read the same on
+// each screen that shows it (a screen without the lanes' header, covered
+// by a box, is not compared).
 func (c *screenCheck) sample(screens map[string]*term) {
 	c.t.Helper()
-	last := c.last
+	before, last := c.get(), c.last
 	shown := map[string]string{}
 	for which, term := range screens {
 		shown[which] = term.Screen()
@@ -198,8 +197,8 @@ func (c *screenCheck) sample(screens map[string]*term) {
 				continue // scrolled off, or not drawn yet
 			}
 			c.shown[which+": "+name] = true
-			if last[name] != want {
-				continue // changed since the last sample
+			if before[name] != want || last[name] != want {
+				continue // changing while sampled, or since the last sample
 			}
 			c.agreed[which+": "+name] = true
 			if got != want && !c.settles(screens[which], name, want) {
