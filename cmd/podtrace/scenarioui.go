@@ -119,16 +119,18 @@ func (p *scenarioPlay) watchSymptoms(ctx context.Context, symptoms *scenario.Sym
 	defer symptoms.Stop()
 	since := time.Now()
 	for symptoms.Look(ctx, nil) > 0 {
+		every := 250 * time.Millisecond
 		if time.Since(since) < symptomsPatience {
 			p.set(fmt.Sprintf("Breaking the cluster as the story says… %s. %s", symptoms, then))
 		} else {
 			p.set(fmt.Sprintf("The cluster is not yet broken as the story says: not seen in %s: %s. %s",
 				symptomsPatience, symptoms.Unseen(), then))
+			every = 2 * time.Second // each look may list the cluster's Events
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
 	p.set("The cluster is broken as the story says. " + then)
