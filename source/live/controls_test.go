@@ -2,10 +2,12 @@ package live
 
 import (
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -91,7 +93,10 @@ func TestPauseKeyHoldsEveryGate(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 	// A request with a timeout meets kube-apiserver's own while held, and
-	// what it asked for is not done.
+	// what it asked for is not done. kube-apiserver answers Timeout, or,
+	// when the held handler has begun its own answer first (a race a loaded
+	// machine loses now and then), resets the stream, as its timeout
+	// filter says it does (k8s.io/apiserver/pkg/server/filters/timeout.go).
 	late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "default"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
 	noClientTimeout := e.AdminConfig()
@@ -100,7 +105,8 @@ func TestPauseKeyHoldsEveryGate(t *testing.T) {
 	defer stop()
 	err := kubernetes.NewForConfigOrDie(noClientTimeout).CoreV1().RESTClient().Post().Namespace("default").Resource("pods").
 		Param("timeout", "2s").Body(late).Do(wait).Error()
-	if !apierrors.IsTimeout(err) {
+	var reset http2.StreamError
+	if !apierrors.IsTimeout(err) && !(errors.As(err, &reset) && reset.Code == http2.ErrCodeInternal) {
 		t.Fatalf("a create with ?timeout=2s while paused: %v, want kube-apiserver's Timeout", err)
 	}
 	if err := cc.SetPaused(false); err != nil || cc.Paused() {
