@@ -134,6 +134,11 @@ func StartAPIServer(ctx context.Context, cfg APIServerConfig) (*APIServer, error
 		// large clusters do.
 		"--max-requests-inflight=2000",
 		"--max-mutating-requests-inflight=1000",
+		// Stopping ends open watches (kubectl get -w, k9s, a UI source) and
+		// waits at most this long for them to drain: left at upstream's 0,
+		// such a watch held kube-apiserver's shutdown, and so podtrace's
+		// exit, for 37 s.
+		"--shutdown-watch-termination-grace-period=1s",
 	}
 	if cfg.KubeletClientCertFile != "" {
 		args = append(args, "--kubelet-client-certificate="+cfg.KubeletClientCertFile,
