@@ -209,17 +209,23 @@ func (c *screenCheck) sample(screens map[string]*term) {
 	}
 }
 
-// settles reports whether tm's row of name comes to read want within
-// 3 s, kubectl still saying want then. Three readings of kubectl that
-// agree do not prove a row stayed put between them: in a rollout a
-// Deployment reads 2/2, 3/2 for a moment (the new pod Ready, the old one
-// not yet deleted), then 2/2 again, and a screen a moment behind kubectl
-// can be drawing the 3/2 when sampled. A screen that keeps contradicting
-// kubectl still fails.
+// settles reports whether tm's row of name comes to read what kubectl
+// says just after, within 5 s. Three readings of kubectl that agree do
+// not prove a row stayed put between them: in a rollout a Deployment
+// reads 2/2, 3/2 for a moment (the new pod Ready, the old one not yet
+// deleted), then 2/2 again, and a crash-looping Deployment flaps between
+// 0/2 and 1/2 as its pods start and crash; a screen a moment behind
+// kubectl can be drawing the other value when sampled, and kubectl may
+// have moved on by the time the screen catches up. A screen that keeps
+// contradicting kubectl still fails.
 func (c *screenCheck) settles(tm *term, name string, want cols) bool {
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if rows, ok := screenRows(tm.Screen()); ok && rows[name] == want {
-			return c.get()[name] == want
+			now := c.get()[name]
+			if now == want {
+				return true
+			}
+			want = now // kubectl moved on: the screen must follow
 		}
 	}
 	return false
