@@ -1,6 +1,8 @@
 package containerd_test
 
 import (
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 
 	crictrd "github.com/podtrace/podtrace/engine/cri/containerd"
 	"github.com/podtrace/podtrace/images"
+	"github.com/podtrace/podtrace/internal/waittest"
 )
 
 // TestAgnhostOnContainerd runs the conformance suite's own program, agnhost
@@ -24,7 +27,16 @@ func TestAgnhostOnContainerd(t *testing.T) {
 		return len(ps) == 1 && ready(ps[0])
 	})
 	ip := pods[0].Status.PodIP
-	if got := c.kubectl(t, "exec", "netexec", "--", "wget", "-qO-", "http://127.0.0.1:8080/hostname"); strings.TrimSpace(got) != "netexec" {
+	// Ready without a readiness probe means started, not yet listening:
+	// netexec may refuse a connection for a moment (ci33).
+	var got string
+	waittest.Eventually(t, "netexec to answer on its port", 30*time.Second, func() (bool, string) {
+		out, err := exec.Command("kubectl", "--kubeconfig", c.Kubeconfig, "exec", "netexec", "--",
+			"wget", "-qO-", "http://127.0.0.1:8080/hostname").CombinedOutput()
+		got = string(out)
+		return err == nil, fmt.Sprintf("%v: %s", err, out)
+	})
+	if strings.TrimSpace(got) != "netexec" {
 		t.Errorf("netexec's /hostname answered %q, want netexec", got)
 	}
 	c.kubectl(t, "run", "connect", "--image="+images.Agnhost, "--labels=app=connect", "--restart=Never", "--",
