@@ -2,7 +2,6 @@ package containerd_test
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -31,10 +30,9 @@ func TestAgnhostOnContainerd(t *testing.T) {
 	// netexec may refuse a connection for a moment (ci33).
 	var got string
 	waittest.Eventually(t, "netexec to answer on its port", 30*time.Second, func() (bool, string) {
-		out, err := exec.Command("kubectl", "--kubeconfig", c.Kubeconfig, "exec", "netexec", "--",
-			"wget", "-qO-", "http://127.0.0.1:8080/hostname").CombinedOutput()
-		got = string(out)
-		return err == nil, fmt.Sprintf("%v: %s", err, out)
+		var err error
+		got, err = c.tryKubectl("exec", "netexec", "--", "wget", "-qO-", "http://127.0.0.1:8080/hostname")
+		return err == nil, fmt.Sprintf("%v: %s", err, got)
 	})
 	if strings.TrimSpace(got) != "netexec" {
 		t.Errorf("netexec's /hostname answered %q, want netexec", got)

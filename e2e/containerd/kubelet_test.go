@@ -150,11 +150,18 @@ func startRealCluster(t testing.TB, n int, opts ...func(*crictrd.HostConfig)) *r
 // kubectl runs the installed kubectl against the cluster.
 func (c *realCluster) kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+	out, err := c.tryKubectl(args...)
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
+}
+
+// tryKubectl runs the installed kubectl against the cluster and returns
+// its combined output and error.
+func (c *realCluster) tryKubectl(args ...string) (string, error) {
+	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
 }
 
 func (c *realCluster) stageEvents(pod string, stage stages.ID, status stages.Status) []stages.Event {
